@@ -117,6 +117,56 @@ def roi_pool_reference(images, rois, scale, pooled_h, pooled_w):
     return out, argmax
 
 
+def ps_roi_align_reference(images, rois, scale, pooled_h, pooled_w, ratio):
+    channels_out = images.shape[1] // (pooled_h * pooled_w)
+    out = np.zeros((len(rois), channels_out, pooled_h, pooled_w))
+    for k, (b, x1, y1, x2, y2) in enumerate(rois):
+        start_w, start_h = x1 * scale - 0.5, y1 * scale - 0.5
+        roi_w, roi_h = x2 * scale - 0.5 - start_w, y2 * scale - 0.5 - start_h
+        bin_h, bin_w = roi_h / pooled_h, roi_w / pooled_w
+        grid_h = ratio if ratio > 0 else int(math.ceil(roi_h / pooled_h))
+        grid_w = ratio if ratio > 0 else int(math.ceil(roi_w / pooled_w))
+        for c in range(channels_out):
+            for ph in range(pooled_h):
+                for pw in range(pooled_w):
+                    image = images[int(b), (c * pooled_h + ph) * pooled_w + pw][None]
+                    total = 0.0
+                    for iy in range(grid_h):
+                        y = start_h + ph * bin_h + (iy + 0.5) * bin_h / grid_h
+                        for ix in range(grid_w):
+                            x = start_w + pw * bin_w + (ix + 0.5) * bin_w / grid_w
+                            total += _bilinear(image, y, x)[0]
+                    out[k, c, ph, pw] = total / (grid_h * grid_w)
+    return out
+
+
+def ps_roi_pool_reference(images, rois, scale, pooled_h, pooled_w):
+    _, channels, height, width = images.shape
+    channels_out = channels // (pooled_h * pooled_w)
+    out = np.zeros((len(rois), channels_out, pooled_h, pooled_w))
+
+    def c_round(v):
+        return math.floor(v + 0.5) if v >= 0 else -math.floor(-v + 0.5)
+
+    for k, (b, x1, y1, x2, y2) in enumerate(rois):
+        start_w, start_h = c_round(x1 * scale), c_round(y1 * scale)
+        roi_w = max(c_round(x2 * scale) - start_w, 1)
+        roi_h = max(c_round(y2 * scale) - start_h, 1)
+        bin_h, bin_w = roi_h / pooled_h, roi_w / pooled_w
+        for c in range(channels_out):
+            for ph in range(pooled_h):
+                for pw in range(pooled_w):
+                    h0 = min(max(math.floor(ph * bin_h) + start_h, 0), height)
+                    h1 = min(max(math.ceil((ph + 1) * bin_h) + start_h, 0), height)
+                    w0 = min(max(math.floor(pw * bin_w) + start_w, 0), width)
+                    w1 = min(max(math.ceil((pw + 1) * bin_w) + start_w, 0), width)
+                    if h1 <= h0 or w1 <= w0:
+                        continue
+                    channel = (c * pooled_h + ph) * pooled_w + pw
+                    out[k, c, ph, pw] = images[int(b), channel, h0:h1, w0:w1].mean()
+    return out
+
+
 def _boxes(rng, count, size, batch):
     corners = rng.uniform(-3, size + 3, (count, 2, 2))
     lower, upper = corners.min(axis=1), corners.max(axis=1)
@@ -248,11 +298,185 @@ def test_roi_pool_gradients_and_its_backward_op():
     np.testing.assert_allclose(given.numpy().ravel(), flat)
 
 
+@pytest.mark.parametrize("ratio", [0, 2])
+def test_ps_roi_align_matches_the_kernels_loops(ratio):
+    rng = np.random.default_rng(7 + ratio)
+    images = rng.standard_normal((2, 2 * 6, 8, 9))  # 2 output channels of 2 x 3 bins
+    rois = _boxes(rng, 5, 8, 2)
+    rois[0, 1:] = (2, 2, 6, 7)
+    for dtype, tolerance in ((np.float64, 1e-12), (np.float32, 2e-5)):
+        output, mapping = ops.ps_roi_align(autojit.tensor(images.astype(dtype)),
+                                           autojit.tensor(rois.astype(dtype)), 0.9, 2, 3, ratio)
+        want = ps_roi_align_reference(images, rois.astype(dtype).astype(np.float64), 0.9, 2, 3,
+                                      ratio)
+        np.testing.assert_allclose(output.numpy(), want, rtol=tolerance, atol=tolerance)
+        assert mapping.dtype == autojit.int32
+        np.testing.assert_array_equal(mapping.numpy(), np.broadcast_to(
+            np.arange(12, dtype=np.int32).reshape(1, 2, 2, 3), (5, 2, 2, 3)))
+    with pytest.raises(RuntimeError, match="input channels must be a multiple of pooling"):
+        ops.ps_roi_align(autojit.zeros(1, 5, 4, 4), autojit.zeros(1, 5), 1.0, 2, 2, 0)
+
+
+def test_ps_roi_pool_matches_the_kernels_loops():
+    rng = np.random.default_rng(9)
+    images = rng.standard_normal((2, 3 * 4, 9, 10))
+    rois = _boxes(rng, 6, 9, 2)
+    rois[0, 1:] = (20, 20, 30, 30)  # outside: empty bins give 0
+    output, mapping = ops.ps_roi_pool(autojit.tensor(images), autojit.tensor(rois), 0.8, 2, 2)
+    np.testing.assert_allclose(output.numpy(), ps_roi_pool_reference(images, rois, 0.8, 2, 2),
+                               rtol=1e-12, atol=1e-12)
+    float32 = ops.ps_roi_pool(autojit.tensor(images.astype(np.float32)),
+                              autojit.tensor(rois.astype(np.float32)), 0.8, 2, 2)[0]
+    assert float32.dtype == autojit.float32
+    np.testing.assert_allclose(float32.numpy(), output.numpy(), rtol=1e-5, atol=1e-6)
+    assert tuple(mapping.shape) == (6, 3, 2, 2) and (output[0] == 0).all()
+
+
+@pytest.mark.parametrize("name", ["ps_roi_align", "ps_roi_pool"])
+def test_position_sensitive_gradients_and_backward_ops(name):
+    rng = np.random.default_rng(10)
+    images = autojit.tensor(rng.standard_normal((2, 4, 4, 4)), requires_grad=True)
+    rois = autojit.tensor(_boxes(rng, 3, 4, 2))
+    extra = (0,) if name == "ps_roi_align" else ()
+
+    def f(x):
+        return getattr(ops, name)(x, rois, 1.0, 2, 2, *extra)[0]
+
+    assert autojit.autograd.gradcheck(f, (images,))
+    assert autojit.autograd.gradgradcheck(f, (images,))
+    output, mapping = getattr(ops, name)(images, rois, 1.0, 2, 2, *extra)
+    grad = autojit.tensor(rng.standard_normal(tuple(output.shape)))
+    expected, = autojit.autograd.grad(output, images, grad)
+    backward = getattr(ops, f"_{name}_backward")
+    if name == "ps_roi_align":
+        given = backward(grad, rois, mapping, 1.0, 2, 2, 0, 2, 4, 4, 4)
+    else:
+        given = backward(grad, rois, mapping, 1.0, 2, 2, 2, 4, 4, 4)
+    np.testing.assert_allclose(given.numpy(), expected.numpy(), rtol=1e-12, atol=1e-12)
+
+
+# ---- deform_conv2d ------------------------------------------------------------------------------
+
+def _deform_bilinear(image, h, w):
+    height, width = image.shape
+    if h <= -1 or height <= h or w <= -1 or width <= w:
+        return 0.0
+    h_low, w_low = math.floor(h), math.floor(w)
+    lh, lw = h - h_low, w - w_low
+    total = 0.0
+    for row, row_share in ((h_low, 1 - lh), (h_low + 1, lh)):
+        for column, column_share in ((w_low, 1 - lw), (w_low + 1, lw)):
+            if 0 <= row < height and 0 <= column < width:
+                total += row_share * column_share * image[row, column]
+    return total
+
+
+def deform_conv2d_reference(x, weight, offset, mask, bias, stride, pad, dilation, groups,
+                            offset_groups):
+    batch, channels, height, width = x.shape
+    out_channels, group_channels, kh, kw = weight.shape
+    out_h, out_w = offset.shape[2:]
+    columns = np.zeros((batch, channels, kh, kw, out_h, out_w))
+    per_group = channels // offset_groups
+    for b in range(batch):
+        for c in range(channels):
+            g = c // per_group
+            for i in range(kh):
+                for j in range(kw):
+                    tap = (g * kh + i) * kw + j
+                    for oy in range(out_h):
+                        for ox in range(out_w):
+                            y = oy * stride[0] - pad[0] + i * dilation[0] + offset[b, 2 * tap,
+                                                                                    oy, ox]
+                            x_ = ox * stride[1] - pad[1] + j * dilation[1] + offset[
+                                b, 2 * tap + 1, oy, ox]
+                            value = _deform_bilinear(x[b, c], y, x_)
+                            if mask is not None:
+                                value *= mask[b, tap, oy, ox]
+                            columns[b, c, i, j, oy, ox] = value
+    out = np.zeros((batch, out_channels, out_h, out_w))
+    per_out = out_channels // groups
+    for o in range(out_channels):
+        g = o // per_out
+        block = columns[:, g * group_channels:(g + 1) * group_channels]
+        out[:, o] = np.einsum("bcijyx,cij->byx", block, weight[o]) + bias[o]
+    return out
+
+
+def _deform_case(rng, groups=2, offset_groups=2, scale=2.0):
+    x = rng.standard_normal((2, 4, 7, 6))
+    weight = rng.standard_normal((6, 4 // groups, 3, 2))
+    stride, pad, dilation = (2, 1), (1, 0), (1, 2)
+    out_h = (7 + 2 - (1 * 2 + 1)) // 2 + 1
+    out_w = (6 + 0 - (2 * 1 + 1)) // 1 + 1
+    offset = rng.uniform(-scale, scale, (2, 2 * offset_groups * 6, out_h, out_w))
+    mask = rng.uniform(0, 1, (2, offset_groups * 6, out_h, out_w))
+    bias = rng.standard_normal(6)
+    return x, weight, offset, mask, bias, stride, pad, dilation
+
+
+def _deform_call(x, weight, offset, mask, bias, stride, pad, dilation, groups, offset_groups,
+                 use_mask=True):
+    return ops.deform_conv2d(x, weight, offset, mask, bias, *stride, *pad, *dilation, groups,
+                             offset_groups, use_mask)
+
+
+def test_deform_conv2d_without_offsets_is_torchs_conv2d():
+    import torch
+
+    rng = np.random.default_rng(11)
+    x, weight, offset, mask, bias, stride, pad, dilation = _deform_case(rng)
+    got = _deform_call(autojit.tensor(x), autojit.tensor(weight),
+                       autojit.zeros(tuple(offset.shape), dtype=autojit.float64),
+                       autojit.zeros(0, dtype=autojit.float64), autojit.tensor(bias), stride,
+                       pad, dilation, 2, 2, use_mask=False)
+    want = torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(weight), torch.tensor(bias),
+                                      stride, pad, dilation, 2)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("offset_groups", [1, 2])
+def test_deform_conv2d_matches_the_kernels_loops(offset_groups):
+    rng = np.random.default_rng(12 + offset_groups)
+    x, weight, offset, mask, bias, stride, pad, dilation = _deform_case(
+        rng, offset_groups=offset_groups, scale=4.0)
+    got = _deform_call(*(autojit.tensor(a) for a in (x, weight, offset, mask, bias)), stride,
+                       pad, dilation, 2, offset_groups)
+    want = deform_conv2d_reference(x, weight, offset, mask, bias, stride, pad, dilation, 2,
+                                   offset_groups)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-11, atol=1e-11)
+    float32 = _deform_call(*(autojit.tensor(a.astype(np.float32)) for a in (
+        x, weight, offset, mask, bias)), stride, pad, dilation, 2, offset_groups)
+    assert float32.dtype == autojit.float32
+    np.testing.assert_allclose(float32.numpy(), want, rtol=1e-4, atol=1e-4)
+
+
+def test_deform_conv2d_gradients_of_all_five_and_its_backward_op():
+    rng = np.random.default_rng(14)
+    x, weight, offset, mask, bias, stride, pad, dilation = _deform_case(rng)
+    x, offset, mask = x[:1, :, :5, :4], offset[:1, :, :3, :2], mask[:1, :, :3, :2]
+    leaves = [autojit.tensor(a, requires_grad=True) for a in (x, weight, offset, mask, bias)]
+
+    def f(*values):
+        return _deform_call(*values, stride, pad, dilation, 2, 2)
+
+    assert autojit.autograd.gradcheck(f, leaves)
+    # second order in the offsets (the sampling weights are products of two of them)
+    assert autojit.autograd.gradgradcheck(lambda b: f(leaves[0], leaves[1], b, *leaves[3:]),
+                                          (leaves[2],))
+    output = f(*leaves)
+    grad = autojit.tensor(rng.standard_normal(tuple(output.shape)))
+    expected = autojit.autograd.grad(output, leaves, grad)
+    given = ops._deform_conv2d_backward(grad, *leaves, *stride, *pad, *dilation, 2, 2, True)
+    for a, b in zip(given, expected):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, atol=1e-12)
+
+
 def test_the_operators_autojit_does_not_implement_say_so():
     assert ops._cuda_version() == -1
-    with pytest.raises(NotImplementedError, match="torchvision::deform_conv2d has no "
+    with pytest.raises(NotImplementedError, match="torchvision::qnms has no "
                                                   "implementation in autojit"):
-        ops.deform_conv2d(*(autojit.zeros(1),) * 5, 1, 1, 0, 0, 1, 1, 1, 1, False)
+        ops.qnms(autojit.zeros(1, 4), autojit.zeros(1), 0.5)
 
 
 # ---- the drop-in's load of torchvision's library -------------------------------------------------

@@ -20,11 +20,20 @@ finds them as it finds its own:
   returns (-1 for an empty bin, whose output is 0), on NumPy; its backward
   (`_roi_pool_backward`, linear in the gradient: double backward works) adds each bin's
   gradient at its argmax;
+- `ps_roi_align` and `ps_roi_pool`: the position-sensitive forms (bin (ph, pw) of output channel
+  c reads input channel (c * PH + ph) * PW + pw), with their channel mappings: ps_roi_align on
+  roi_align's sampling (boxes shifted by half a pixel, never widened), ps_roi_pool as the mean
+  over each bin of rounded coordinates, summed from an integral image in float64; both in
+  autojit ops, differentiable in the input, with their backward ops;
+- `deform_conv2d`: each kernel tap read at its offset position by bilinear sampling with zeros
+  outside the image (torchvision's rule), times the mask where one is used, then the grouped
+  product with the weight and the bias; in autojit ops, so that the input, weight, offsets,
+  mask and bias all get gradients, to any order; `_deform_conv2d_backward` gives the five;
 - `_cuda_version`: -1, as a build without CUDA answers.
 
-`ps_roi_align`, `ps_roi_pool`, `deform_conv2d`, their backwards, the quantized `qnms` and
-`qroi_align` and `box_iou_rotated` are defined (so that torchvision registers their fakes) and
-raise NotImplementedError naming themselves when called. docs/drop-in.md lists them.
+The quantized `qnms` and `qroi_align` and `box_iou_rotated` are defined (so that torchvision
+registers their fakes) and raise NotImplementedError naming themselves when called.
+docs/drop-in.md lists them.
 """
 
 from __future__ import annotations
@@ -46,9 +55,13 @@ _SCHEMAS = (
     "SymInt pooled_height, SymInt pooled_width, SymInt batch_size, SymInt channels, "
     "SymInt height, SymInt width) -> Tensor",
     "_cuda_version() -> int",
-)
-# Defined, but not implemented here: calling one raises NotImplementedError.
-_MISSING = (
+    "deform_conv2d(Tensor input, Tensor weight, Tensor offset, Tensor mask, Tensor bias, "
+    "SymInt stride_h, SymInt stride_w, SymInt pad_h, SymInt pad_w, SymInt dilation_h, "
+    "SymInt dilation_w, SymInt groups, SymInt offset_groups, bool use_mask) -> Tensor",
+    "_deform_conv2d_backward(Tensor grad, Tensor input, Tensor weight, Tensor offset, "
+    "Tensor mask, Tensor bias, SymInt stride_h, SymInt stride_w, SymInt pad_h, SymInt pad_w, "
+    "SymInt dilation_h, SymInt dilation_w, SymInt groups, SymInt offset_groups, "
+    "bool use_mask) -> (Tensor, Tensor, Tensor, Tensor, Tensor)",
     "ps_roi_align(Tensor input, Tensor rois, float spatial_scale, SymInt pooled_height, "
     "SymInt pooled_width, int sampling_ratio) -> (Tensor, Tensor)",
     "_ps_roi_align_backward(Tensor grad, Tensor rois, Tensor channel_mapping, "
@@ -59,13 +72,9 @@ _MISSING = (
     "_ps_roi_pool_backward(Tensor grad, Tensor rois, Tensor channel_mapping, "
     "float spatial_scale, SymInt pooled_height, SymInt pooled_width, SymInt batch_size, "
     "SymInt channels, SymInt height, SymInt width) -> Tensor",
-    "deform_conv2d(Tensor input, Tensor weight, Tensor offset, Tensor mask, Tensor bias, "
-    "SymInt stride_h, SymInt stride_w, SymInt pad_h, SymInt pad_w, SymInt dilation_h, "
-    "SymInt dilation_w, SymInt groups, SymInt offset_groups, bool use_mask) -> Tensor",
-    "_deform_conv2d_backward(Tensor grad, Tensor input, Tensor weight, Tensor offset, "
-    "Tensor mask, Tensor bias, SymInt stride_h, SymInt stride_w, SymInt pad_h, SymInt pad_w, "
-    "SymInt dilation_h, SymInt dilation_w, SymInt groups, SymInt offset_groups, "
-    "bool use_mask) -> (Tensor, Tensor, Tensor, Tensor, Tensor)",
+)
+# Defined, but not implemented here: calling one raises NotImplementedError.
+_MISSING = (
     "qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor",
     "qroi_align(Tensor input, Tensor rois, float spatial_scale, SymInt pooled_height, "
     "SymInt pooled_width, int sampling_ratio, bool aligned) -> Tensor",
@@ -88,6 +97,12 @@ def register() -> None:
                "_roi_align_backward": (roi_align_backward, "CompositeImplicitAutograd"),
                "roi_pool": (roi_pool, "CPU"),
                "_roi_pool_backward": (roi_pool_backward, "CompositeImplicitAutograd"),
+               "ps_roi_align": (ps_roi_align, "CompositeImplicitAutograd"),
+               "_ps_roi_align_backward": (ps_roi_align_backward, "CompositeImplicitAutograd"),
+               "ps_roi_pool": (ps_roi_pool, "CompositeImplicitAutograd"),
+               "_ps_roi_pool_backward": (ps_roi_pool_backward, "CompositeImplicitAutograd"),
+               "deform_conv2d": (deform_conv2d, "CompositeImplicitAutograd"),
+               "_deform_conv2d_backward": (deform_conv2d_backward, "CompositeImplicitAutograd"),
                "_cuda_version": (lambda: -1, "CompositeExplicitAutograd")}
     for schema in _SCHEMAS + _MISSING:
         name = schema.partition("(")[0]
@@ -106,7 +121,8 @@ def _not_implemented(name: str):
     def kernel(*args, **kwargs):
         raise NotImplementedError(
             f"torchvision::{name} has no implementation in autojit yet (the drop-in implements "
-            "torchvision's nms, roi_align and roi_pool; docs/drop-in.md)")
+            "torchvision's nms, roi_align, roi_pool, ps_roi_align, ps_roi_pool and deform_conv2d; "
+            "docs/drop-in.md)")
 
     kernel.__name__ = name
     return kernel
@@ -155,7 +171,6 @@ def nms_indices(boxes: np.ndarray, scores: np.ndarray, iou_threshold: float) -> 
     order = np.argsort(-scores, kind="stable")
     suppressed = np.zeros(count, bool)
     kept = []
-    threshold = boxes.dtype.type(iou_threshold)
     for position, i in enumerate(order):
         if suppressed[i]:
             continue
@@ -168,7 +183,8 @@ def nms_indices(boxes: np.ndarray, scores: np.ndarray, iou_threshold: float) -> 
         height = np.maximum(np.minimum(y2[i], y2[rest]) - np.maximum(y1[i], y1[rest]), 0)
         inter = width * height
         overlap = inter / (areas[i] + areas[rest] - inter)
-        suppressed[rest[overlap > threshold]] = True
+        # the overlap in the boxes' dtype, compared with the threshold as a double
+        suppressed[rest[overlap.astype(np.float64) > iou_threshold]] = True
     return np.asarray(kept, np.int64)
 
 
@@ -177,12 +193,51 @@ def nms_indices(boxes: np.ndarray, scores: np.ndarray, iou_threshold: float) -> 
 def roi_align(input, rois, spatial_scale: float, pooled_height: int,  # noqa: A002
               pooled_width: int, sampling_ratio: int, aligned: bool):
     """(K, C, pooled_height, pooled_width): each box's bins, each the mean of its samples."""
-    torch = _torch()
     _check_rois("roi_align", input, rois)
+    return _align(input, rois, spatial_scale, pooled_height, pooled_width, sampling_ratio,
+                  aligned, False)
+
+
+def ps_roi_align(input, rois, spatial_scale: float, pooled_height: int,  # noqa: A002
+                 pooled_width: int, sampling_ratio: int):
+    """Position-sensitive roi_align: bin (ph, pw) of output channel c reads input channel
+    (c * PH + ph) * PW + pw; boxes shifted by half a pixel, never widened, as torchvision's.
+    Returns (output, channel_mapping)."""
+    torch = _torch()
+    _check_rois("ps_roi_align", input, rois)
+    channels_out = _channels_out(input, pooled_height, pooled_width)
+    output = _align(input, rois, spatial_scale, pooled_height, pooled_width, sampling_ratio,
+                    True, True)
+    return output, _channel_mapping(torch, rois.shape[0], channels_out, pooled_height,
+                                     pooled_width, input.device)
+
+
+def _channels_out(input, pooled_height: int, pooled_width: int) -> int:  # noqa: A002
+    bins = pooled_height * pooled_width
+    if input.shape[1] % bins:
+        raise RuntimeError("input channels must be a multiple of pooling height * pooling "
+                           "width")
+    return input.shape[1] // bins
+
+
+def _channel_mapping(torch, count: int, channels_out: int, pooled_height: int,
+                     pooled_width: int, device):
+    mapping = torch.arange(channels_out * pooled_height * pooled_width, dtype=torch.int32,
+                           device=device)
+    return mapping.reshape(1, channels_out, pooled_height, pooled_width).expand(
+        count, -1, -1, -1).contiguous()
+
+
+def _align(input, rois, spatial_scale, pooled_height, pooled_width, sampling_ratio,  # noqa: A002
+           aligned, sensitive):
+    """roi_align's sampling and averaging; `sensitive`: ps_roi_align's (each bin its own
+    input channels, boxes always aligned and never widened, an empty grid divided by 0)."""
+    torch = _torch()
     batch, channels, height, width = input.shape
     count = rois.shape[0]
+    channels_out = channels // (pooled_height * pooled_width) if sensitive else channels
     if count == 0:
-        return input.new_zeros((0, channels, pooled_height, pooled_width))
+        return input.new_zeros((0, channels_out, pooled_height, pooled_width))
     rois = rois.detach()  # torchvision gives the boxes no gradient
     offset = 0.5 if aligned else 0.0
     index = rois[:, 0].long()
@@ -206,23 +261,33 @@ def roi_align(input, rois, spatial_scale: float, pooled_height: int,  # noqa: A0
                                 height)
     columns, column_weight = _samples(torch, x1, bin_width, grid_width, pooled_width,
                                       most_columns, width)
-    # (K, PH, GH, PW, GW) corner indices and weights: rows varying in dims 1-2, columns in 3-4.
+    # (K, PH, GH, PW, GW, C) values at each corner: rows vary in dims 1-2, columns in 3-4.
     laid_out = input.permute(0, 2, 3, 1)  # (N, H, W, C): a gather gives channels last
-    images = index.reshape(count, 1, 1, 1, 1)
+    where = [index.reshape(count, 1, 1, 1, 1)]
+    if sensitive:  # channel (c * PH + ph) * PW + pw of bin (ph, pw)
+        where.append(torch.arange(channels).reshape(
+            channels_out, pooled_height, 1, pooled_width, 1).permute(1, 2, 3, 4, 0)[None])
+        where[0] = where[0][..., None]
     total = 0
     for row, row_share in zip(rows, row_weight):
         for column, column_share in zip(columns, column_weight):
-            values = laid_out[images, row[:, :, :, None, None], column[:, None, None, :, :]]
+            corner = [row[:, :, :, None, None], column[:, None, None, :, :]]
+            if sensitive:
+                corner = [part[..., None] for part in corner]
+            values = laid_out[(where[0], *corner, *where[1:])]
             share = row_share[:, :, :, None, None] * column_share[:, None, None, :, :]
             total = total + values * share[..., None].to(input.dtype)
-    samples = torch.clamp(grid_height * grid_width, min=1).to(input.dtype)
-    pooled = total.sum(dim=(2, 4)) / samples.reshape(count, 1, 1, 1)
+    samples = grid_height * grid_width
+    if not sensitive:
+        samples = torch.clamp(samples, min=1)
+    pooled = total.sum(dim=(2, 4)) / samples.to(input.dtype).reshape(count, 1, 1, 1)
     return pooled.permute(0, 3, 1, 2).contiguous()
 
 
 def _samples(torch, start, bin_size, grid, bins: int, most: int, size: int):
     """One axis of roi_align's sampling: ((low index, high index), (low weight, high weight)),
-    each (K, bins, most), the weights 0 for points outside [-1, size] and past a box's grid."""
+    each (K, bins, most), the weights 0 for points outside [-1, size] (NaN too) and past a
+    box's grid."""
     step = torch.arange(bins, dtype=start.dtype).reshape(1, bins, 1)
     point = torch.arange(most, dtype=start.dtype).reshape(1, 1, most)
     samples = grid.clamp(min=1).to(start.dtype).reshape(-1, 1, 1)
@@ -230,7 +295,7 @@ def _samples(torch, start, bin_size, grid, bins: int, most: int, size: int):
         + (point + 0.5) * bin_size.reshape(-1, 1, 1) / samples
     inside = (coordinate >= -1.0) & (coordinate <= size) & \
         (point.long() < grid.reshape(-1, 1, 1))
-    coordinate = coordinate.clamp(min=0.0)
+    coordinate = torch.where(inside, coordinate, torch.zeros_like(coordinate)).clamp(min=0.0)
     low = coordinate.long()  # truncation, as torchvision's (int) of a value >= 0
     at_end = low >= size - 1
     last = torch.full_like(low, size - 1)
@@ -243,16 +308,92 @@ def _samples(torch, start, bin_size, grid, bins: int, most: int, size: int):
                          torch.where(inside, fraction, zero))
 
 
+def _vjp_at_zero(function, grad, shape, *arguments):
+    """The gradient of `function(input, *arguments)`'s input for an output gradient `grad`:
+    the function is linear in its input, so its VJP at zero is the gradient everywhere."""
+    torch = _torch()
+    with torch.enable_grad():
+        origin = grad.new_zeros(shape).requires_grad_()
+        output = function(origin, *arguments)
+        output = output[0] if isinstance(output, tuple) else output
+        return torch.autograd.grad(output, origin, grad, create_graph=grad.requires_grad)[0]
+
+
 def roi_align_backward(grad, rois, spatial_scale: float, pooled_height: int, pooled_width: int,
                        batch_size: int, channels: int, height: int, width: int,
                        sampling_ratio: int, aligned: bool):
-    """The gradient of roi_align's input (roi_align is linear in it: its VJP at zero)."""
+    """The gradient of roi_align's input."""
+    return _vjp_at_zero(roi_align, grad, (batch_size, channels, height, width),
+                        rois.to(grad.dtype), spatial_scale, pooled_height, pooled_width,
+                        sampling_ratio, aligned)
+
+
+def ps_roi_align_backward(grad, rois, channel_mapping, spatial_scale: float,
+                          pooled_height: int, pooled_width: int, sampling_ratio: int,
+                          batch_size: int, channels: int, height: int, width: int):
+    """The gradient of ps_roi_align's input."""
+    return _vjp_at_zero(ps_roi_align, grad, (batch_size, channels, height, width),
+                        rois.to(grad.dtype), spatial_scale, pooled_height, pooled_width,
+                        sampling_ratio)
+
+
+# ---- ps_roi_pool ------------------------------------------------------------------------------
+
+def ps_roi_pool(input, rois, spatial_scale: float, pooled_height: int,  # noqa: A002
+                pooled_width: int):
+    """Position-sensitive average pooling: bin (ph, pw) of output channel c is the mean of input
+    channel (c * PH + ph) * PW + pw over the bin of rounded box coordinates (0 where empty).
+    Returns (output, channel_mapping). The sums come from an integral image in float64 (a
+    gather of four corners per bin), so the op is differentiable as written."""
     torch = _torch()
-    with torch.enable_grad():
-        origin = grad.new_zeros((batch_size, channels, height, width)).requires_grad_()
-        output = roi_align(origin, rois.to(grad.dtype), spatial_scale, pooled_height,
-                           pooled_width, sampling_ratio, aligned)
-        return torch.autograd.grad(output, origin, grad, create_graph=grad.requires_grad)[0]
+    _check_rois("ps_roi_pool", input, rois)
+    channels_out = _channels_out(input, pooled_height, pooled_width)
+    _, channels, height, width = input.shape
+    count = rois.shape[0]
+    mapping = _channel_mapping(torch, count, channels_out, pooled_height, pooled_width,
+                               input.device)
+    if count == 0:
+        return input.new_zeros((0, channels_out, pooled_height, pooled_width)), mapping
+    bounds = rois.detach().numpy()
+    rows = _pool_bins(bounds[:, 2], bounds[:, 4], spatial_scale, pooled_height, height,
+                      input.dtype)
+    columns = _pool_bins(bounds[:, 1], bounds[:, 3], spatial_scale, pooled_width, width,
+                         input.dtype)
+    wide = torch.nn.functional.pad(input.to(torch.float64), (1, 0, 1, 0))
+    integral = wide.cumsum(2).cumsum(3)  # integral[..., h, w]: the sum above and left of it
+    image = torch.tensor(bounds[:, 0].astype(np.int64)).reshape(count, 1, 1, 1)
+    channel = torch.arange(channels).reshape(1, channels_out, pooled_height, pooled_width)
+    h0, h1 = (torch.tensor(part[:, None, :, None]) for part in rows)
+    w0, w1 = (torch.tensor(part[:, None, None, :]) for part in columns)
+    total = integral[image, channel, h1, w1] - integral[image, channel, h0, w1] \
+        - integral[image, channel, h1, w0] + integral[image, channel, h0, w0]
+    area = torch.tensor(((rows[1] - rows[0])[:, :, None] * (columns[1] - columns[0])[:, None, :])
+                        .astype(np.float64)[:, None])
+    output = torch.where(area > 0, total / area.clamp(min=1), torch.zeros_like(total))
+    return output.to(input.dtype), mapping
+
+
+def _pool_bins(start, end, spatial_scale, bins: int, size: int, dtype) -> tuple:
+    """(first, past the last) index of each box's bins along one axis, (K, bins), as
+    ps_roi_pool's kernel computes them (an empty bin has first >= past)."""
+    kind = np.dtype(dtype.numpy if hasattr(dtype, "numpy") else dtype).type
+    scale = kind(spatial_scale)
+    first = _round(start.astype(kind) * scale).astype(np.int64)
+    last = _round(end.astype(kind) * scale).astype(np.int64)
+    extent = np.maximum(last - first, 1).astype(kind) / kind(bins)
+    step = np.arange(bins, dtype=kind)
+    lower = np.floor(step[None, :] * extent[:, None]).astype(np.int64) + first[:, None]
+    upper = np.ceil((step[None, :] + 1) * extent[:, None]).astype(np.int64) + first[:, None]
+    lower, upper = np.clip(lower, 0, size), np.clip(upper, 0, size)
+    return lower, np.maximum(upper, lower)
+
+
+def ps_roi_pool_backward(grad, rois, channel_mapping, spatial_scale: float,
+                         pooled_height: int, pooled_width: int, batch_size: int,
+                         channels: int, height: int, width: int):
+    """The gradient of ps_roi_pool's input."""
+    return _vjp_at_zero(ps_roi_pool, grad, (batch_size, channels, height, width),
+                        rois.to(grad.dtype), spatial_scale, pooled_height, pooled_width)
 
 
 # ---- roi_pool ---------------------------------------------------------------------------------
@@ -335,3 +476,77 @@ def roi_pool_backward(grad, rois, argmax, spatial_scale: float, pooled_height: i
     flat = grad.new_zeros((batch_size * channels * plane,))
     flat = flat.index_add(0, position.reshape(-1), shares.reshape(-1))
     return flat.reshape(batch_size, channels, height, width)
+
+
+# ---- deform_conv2d ----------------------------------------------------------------------------
+
+def deform_conv2d(input, weight, offset, mask, bias, stride_h: int, stride_w: int,  # noqa: A002
+                  pad_h: int, pad_w: int, dilation_h: int, dilation_w: int, groups: int,
+                  offset_groups: int, use_mask: bool):
+    """torchvision's deformable convolution (v2 with a mask): input (N, C, H, W), weight
+    (O, C / groups, KH, KW), offset (N, 2 * offset_groups * KH * KW, OH, OW) as (dy, dx)
+    pairs per tap, mask (N, offset_groups * KH * KW, OH, OW)."""
+    torch = _torch()
+    batch, channels, height, width = input.shape
+    out_channels, group_channels, kernel_h, kernel_w = weight.shape
+    out_h = (height + 2 * pad_h - (dilation_h * (kernel_h - 1) + 1)) // stride_h + 1
+    out_w = (width + 2 * pad_w - (dilation_w * (kernel_w - 1) + 1)) // stride_w + 1
+    taps = kernel_h * kernel_w
+    if channels != group_channels * groups or channels % offset_groups:
+        raise RuntimeError(f"deform_conv2d: the input's {channels} channels do not match the "
+                           f"weight's {group_channels} per group x {groups} groups, or are not "
+                           f"divisible by {offset_groups} offset groups")
+    if tuple(offset.shape) != (batch, 2 * offset_groups * taps, out_h, out_w):
+        raise RuntimeError(f"deform_conv2d: offset of shape {list(offset.shape)}, expected "
+                           f"{[batch, 2 * offset_groups * taps, out_h, out_w]}")
+    # Sample positions (N, G, KH, KW, OH, OW): the tap's place plus its offset.
+    shifts = offset.reshape(batch, offset_groups, kernel_h, kernel_w, 2, out_h, out_w)
+    rows = (torch.arange(out_h) * stride_h - pad_h).reshape(1, out_h) \
+        + (torch.arange(kernel_h) * dilation_h).reshape(kernel_h, 1)
+    columns = (torch.arange(out_w) * stride_w - pad_w).reshape(1, out_w) \
+        + (torch.arange(kernel_w) * dilation_w).reshape(kernel_w, 1)
+    y = rows.to(input.dtype).reshape(1, 1, kernel_h, 1, out_h, 1) + shifts[:, :, :, :, 0]
+    x = columns.to(input.dtype).reshape(1, 1, 1, kernel_w, 1, out_w) + shifts[:, :, :, :, 1]
+    inside = (y > -1) & (y < height) & (x > -1) & (x < width)
+    y0, x0 = torch.floor(y.detach()), torch.floor(x.detach())
+    ly, lx = y - y0, x - x0
+    y0, x0 = y0.long(), x0.long()
+    laid_out = input.reshape(batch, offset_groups, channels // offset_groups, height,
+                             width).permute(0, 1, 3, 4, 2)  # (N, G, H, W, C / G)
+    image = torch.arange(batch).reshape(batch, 1, 1, 1, 1, 1)
+    group = torch.arange(offset_groups).reshape(1, offset_groups, 1, 1, 1, 1)
+    sampled = 0
+    for row, row_share in ((y0, 1 - ly), (y0 + 1, ly)):
+        for column, column_share in ((x0, 1 - lx), (x0 + 1, lx)):
+            valid = inside & (row >= 0) & (row < height) & (column >= 0) & (column < width)
+            values = laid_out[image, group, row.clamp(0, height - 1),
+                              column.clamp(0, width - 1)]
+            share = torch.where(valid, row_share * column_share, torch.zeros_like(ly))
+            sampled = sampled + values * share[..., None]
+    if use_mask:
+        sampled = sampled * mask.reshape(batch, offset_groups, kernel_h, kernel_w, out_h,
+                                         out_w)[..., None]
+    # columns (N, groups, C / groups * KH * KW, OH * OW), then the grouped product
+    sampled = sampled.permute(0, 1, 6, 2, 3, 4, 5).reshape(
+        batch, groups, group_channels * taps, out_h * out_w)
+    kernel = weight.reshape(groups, out_channels // groups, group_channels * taps)
+    output = torch.matmul(kernel, sampled).reshape(batch, out_channels, out_h, out_w)
+    if bias is not None and bias.numel():
+        output = output + bias.reshape(1, out_channels, 1, 1)
+    return output
+
+
+def deform_conv2d_backward(grad, input, weight, offset, mask, bias, stride_h: int,  # noqa: A002
+                           stride_w: int, pad_h: int, pad_w: int, dilation_h: int,
+                           dilation_w: int, groups: int, offset_groups: int, use_mask: bool):
+    """(grad_input, grad_weight, grad_offset, grad_mask, grad_bias) of deform_conv2d."""
+    torch = _torch()
+    with torch.enable_grad():
+        leaves = [value.detach().requires_grad_() for value in (input, weight, offset, mask,
+                                                                  bias)]
+        output = deform_conv2d(*leaves, stride_h, stride_w, pad_h, pad_w, dilation_h,
+                               dilation_w, groups, offset_groups, use_mask)
+        found = torch.autograd.grad(output, leaves, grad, allow_unused=True,
+                                    create_graph=grad.requires_grad)
+    return tuple(torch.zeros_like(leaf) if value is None else value
+                 for leaf, value in zip(leaves, found))

@@ -109,6 +109,9 @@ FEATURES = {
     "history": ("end", "history.append(loss.item())", _step),
     "log_loss": ("end", 'LOG.info("loss %.6f", loss.item())\nLOG.debug("debug %.3f", loss.item())',
                  _step),
+    # a progress bar updated inside the step: deferred calls, whose state is never traced
+    "progress_bar": ("end", 'BAR.set_postfix(loss=loss.item())\n'
+                     'BAR.set_description(f"loss {loss.item():.6f}")\nBAR.update(1)', _step),
     "history_tensor": ("end", "history.append(loss)", _step),
     # `stats` is an argument of the step (see _step_source), returned with the loss: a
     # Stats object, or a dict of the same tensors
@@ -148,6 +151,7 @@ MUTATIONS = {
     "fresh_stats": ("stats = new_stats()", lambda spec: _has_stats(spec)),
     "log_level": ("LOG.setLevel({v})", None),
     "new_logger": ('logging.getLogger("family.made{v}")', None),
+    "new_bar": ("BAR = tqdm(file=io.StringIO(), mininterval=0)", None),
     "switch_head": ('inner.head_name = "b" if inner.head_name == "a" else "a"', _listdict),
     "replace_head": ('inner.heads["b"] = fresh_linear(6, 6, {v})', _listdict),
     "add_head": ('inner.heads["c"] = fresh_linear(6, 6, {v})\ninner.head_name = "c"',
@@ -218,9 +222,11 @@ def compares_with_torch(spec: dict) -> bool:
 
 # ---- rendering ----------------------------------------------------------------------------------
 
-HEADER = '''import logging
+HEADER = '''import io
+import logging
 
 import numpy as np
+from tqdm import tqdm
 
 DTYPE = torch.float64
 checkpoint = torch.utils.checkpoint.checkpoint
@@ -229,6 +235,7 @@ history = []
 handles = []
 records = []
 torch.manual_seed({seed})
+BAR = tqdm(file=io.StringIO(), mininterval=0)
 LOG = logging.getLogger("family")
 LOG.setLevel(logging.INFO)
 LOG.propagate = False

@@ -113,6 +113,8 @@ def observe(namespace: dict, out, last_grads: dict) -> dict:
         seen["scale"] = scaler.get_scale()
     for name in ("counts", "history", "errors", "records"):
         seen[name] = plain(namespace[name])
+    bar = namespace["BAR"]
+    seen["bar"] = (bar.n, bar.postfix, bar.desc)
     stats = namespace.get("stats")
     if stats is not None:  # the step's statistics object, and whether it returned that one
         seen["stats"] = plain(stats if isinstance(stats, dict) else vars(stats))

@@ -56,6 +56,7 @@ import weakref
 
 import numpy as np
 
+from ..ir.deferred_calls import opaque_classes
 from ..ir.printing import TOKEN_MARK
 from ..tensor.symbolic import is_symbolic
 from ..tensor.tensor import Tensor
@@ -218,6 +219,8 @@ class Walk:
         # itself reads them (guard_conditions.arrays_to_compare)
         self.arrays: dict = {}
         self._copies = copies
+        # Progress bars' classes (ir/deferred_calls.py): their instances are seen by identity
+        self._opaque = opaque_classes()
         # names the paths use for objects held as constants (the roots' too)
         self.constants: dict = dict(constants or {})
         self.complete = True
@@ -392,6 +395,9 @@ class Walk:
             return self._class(path, display, obj)
         if isinstance(obj, types.ModuleType):
             return self._attributes(path, display, obj, vars(obj))
+        if self._opaque and isinstance(obj, self._opaque):  # a progress bar: its identity
+            self._observe(path, "is", obj, display)
+            return []
         named = getattr(kind, "_reachable_attributes", None) or _logging_attributes(obj)
         if named is not None:  # an object that says what of it a trace can depend on
             return [((*path, f".{name}"), f"{display}.{name}", getattr(obj, name))

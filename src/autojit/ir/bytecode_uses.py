@@ -19,6 +19,8 @@ import functools
 import re
 import sys
 
+from .deferred_calls import METHOD_NAMES
+
 _VERSION = sys.version_info[:2]
 # The logging methods (and `warnings.warn`) whose text a compiled run gives again.
 LOG_METHODS = frozenset({"debug", "info", "warning", "warn", "error", "critical",
@@ -257,7 +259,7 @@ def _call(code, instructions, j: int, depth: int, names: tuple):
         return True if callee[1] == "print" else (
             ("logger", (((callee[1],), None),)) if callee[1] == "warn" else False)
     _, method, receiver = callee
-    if method in LOG_METHODS:
+    if method in LOG_METHODS or method in METHOD_NAMES:  # the receiver checked in the frame
         chain = _chain(instructions, receiver)
         return ("logger", ((chain, method),)) if chain is not None else False
     if method == "append":

@@ -17,7 +17,8 @@ While a function is traced its tensors have no values, so `print(loss)` or
   warnings about the trace are not effects of the function and pass through;
 - a call of one of autojit's own functions that only write outside the program (the
   SummaryWriter's `add_scalar` and the other `add_*` methods) is deferred the same way
-  (`defer`): a CallEffect, which each run makes with that run's values;
+  (`defer`): a CallEffect, which each run makes with that run's values; so are a progress
+  bar's updates (tqdm's `update`, `set_postfix`, ...: ir/deferred_calls.py);
 - every run of the executable replays its print, log, call and warning effects in order,
   after its other side effects, with each token replaced by that run's value formatted as
   eager does.
@@ -43,6 +44,7 @@ import warnings
 from ..tensor import once
 from ..tensor.graph_break import graph_break, user_frame
 from ..tensor.symbolic import PRINTING, is_symbolic, user_text
+from .deferred_calls import Deferral
 
 # The compiler's frames stand between a traced function and its caller (not eager's).
 _COMPILER_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -258,12 +260,16 @@ class PrintCapture:
         builtins.print = traced_print
         logging.Logger._log = traced_log
         warnings.warn = traced_warn
+        # progress bars' updates (tqdm's): deferred calls, their state no part of the trace
+        self._deferral = Deferral(self.effects, CallEffect, self._thread)
+        self._deferral.install()
         return self
 
     def __exit__(self, *exc) -> None:
         builtins.print = self._original
         logging.Logger._log = self._original_log
         warnings.warn = self._original_warn
+        self._deferral.remove()
 
     def capture_once(self, key, message, category, stacklevel: int) -> bool:
         """A once-per-process warning (tensor/once.py) given while tracing: an effect the first

@@ -30,6 +30,11 @@ import logging
 import warnings
 
 from .bytecode_uses import LOG_METHODS, PERCENT_WITH_WIDTH, formatted_verdict
+from .deferred_calls import METHOD_NAMES, takes_each_runs_text
+
+# Methods whose text a compiled run gives again, where the receiver is right (checked in the
+# frame): logging's, and progress bars' (ir/deferred_calls.py).
+_TEXT_METHODS = LOG_METHODS | METHOD_NAMES
 
 
 @functools.lru_cache(maxsize=256)
@@ -221,7 +226,7 @@ def _call_sink(call: ast.Call):
     if isinstance(func, ast.Name) and func.id == "warn":
         return "logger"  # `from warnings import warn`: checked when it runs, as a receiver is
     if isinstance(func, ast.Attribute):
-        if func.attr in LOG_METHODS:
+        if func.attr in _TEXT_METHODS:
             return "logger"
         if func.attr == "append":
             return True  # stored in a list: written back with each run's text
@@ -261,7 +266,7 @@ def _logger_receiver(frame, code, offset) -> bool:
             if called is not _MISSING and called not in (warnings.warn, _WARN):
                 return False
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                node.func.attr in LOG_METHODS:
+                node.func.attr in _TEXT_METHODS:
             receiver = _read_chain(node.func.value, frame)
             if receiver is not _MISSING and not _takes_each_runs_text(receiver, node.func.attr):
                 return False
@@ -288,11 +293,15 @@ def _receiver_takes_text(frame, chain: tuple, method: str | None) -> bool:
 
 
 def _takes_each_runs_text(receiver, method: str) -> bool:
-    """Whether `receiver.method(text)` is a log call, or `warnings.warn`, whose text a
-    compiled run gives again with its own values (ir/printing.py's LogEffect, WarningEffect)."""
+    """Whether `receiver.method(text)` is a log call, `warnings.warn` or a progress bar's
+    deferred method, whose text a compiled run gives again with its own values
+    (ir/printing.py's LogEffect, WarningEffect, CallEffect)."""
     if method == "warn" and receiver is warnings:
         return True
-    return isinstance(receiver, (logging.Logger, logging.LoggerAdapter)) or receiver is logging
+    if method in METHOD_NAMES and takes_each_runs_text(receiver, method):
+        return True
+    return method in LOG_METHODS and (
+        isinstance(receiver, (logging.Logger, logging.LoggerAdapter)) or receiver is logging)
 
 
 def _read_chain(node, frame):

@@ -87,25 +87,30 @@ def roi_align_reference(images, rois, scale, pooled_h, pooled_w, ratio, aligned)
     return out
 
 
+def _c_round(v):
+    """C's round: halves away from zero."""
+    return math.floor(v + 0.5) if v >= 0 else -math.floor(-v + 0.5)
+
+
+def _bin(index, size, start, limit):
+    """[first, past the last) of bin `index` of `size` from `start`, clipped to [0, limit]."""
+    return (min(max(math.floor(index * size) + start, 0), limit),
+            min(max(math.ceil((index + 1) * size) + start, 0), limit))
+
+
 def roi_pool_reference(images, rois, scale, pooled_h, pooled_w):
     _, channels, height, width = images.shape
     out = np.zeros((len(rois), channels, pooled_h, pooled_w))
     argmax = np.full(out.shape, -1)
-
-    def c_round(v):
-        return math.floor(v + 0.5) if v >= 0 else -math.floor(-v + 0.5)
-
     for k, (b, x1, y1, x2, y2) in enumerate(rois):
-        start_w, start_h = c_round(x1 * scale), c_round(y1 * scale)
-        end_w, end_h = c_round(x2 * scale), c_round(y2 * scale)
+        start_w, start_h = _c_round(x1 * scale), _c_round(y1 * scale)
+        end_w, end_h = _c_round(x2 * scale), _c_round(y2 * scale)
         bin_h = max(end_h - start_h + 1, 1) / pooled_h
         bin_w = max(end_w - start_w + 1, 1) / pooled_w
         for ph in range(pooled_h):
+            h0, h1 = _bin(ph, bin_h, start_h, height)
             for pw in range(pooled_w):
-                h0 = min(max(math.floor(ph * bin_h) + start_h, 0), height)
-                h1 = min(max(math.ceil((ph + 1) * bin_h) + start_h, 0), height)
-                w0 = min(max(math.floor(pw * bin_w) + start_w, 0), width)
-                w1 = min(max(math.ceil((pw + 1) * bin_w) + start_w, 0), width)
+                w0, w1 = _bin(pw, bin_w, start_w, width)
                 for c in range(channels):
                     best, where = (0.0, -1) if h1 <= h0 or w1 <= w0 else (-3.4028234663852886e38,
                                                                           -1)
@@ -144,22 +149,16 @@ def ps_roi_pool_reference(images, rois, scale, pooled_h, pooled_w):
     _, channels, height, width = images.shape
     channels_out = channels // (pooled_h * pooled_w)
     out = np.zeros((len(rois), channels_out, pooled_h, pooled_w))
-
-    def c_round(v):
-        return math.floor(v + 0.5) if v >= 0 else -math.floor(-v + 0.5)
-
     for k, (b, x1, y1, x2, y2) in enumerate(rois):
-        start_w, start_h = c_round(x1 * scale), c_round(y1 * scale)
-        roi_w = max(c_round(x2 * scale) - start_w, 1)
-        roi_h = max(c_round(y2 * scale) - start_h, 1)
+        start_w, start_h = _c_round(x1 * scale), _c_round(y1 * scale)
+        roi_w = max(_c_round(x2 * scale) - start_w, 1)
+        roi_h = max(_c_round(y2 * scale) - start_h, 1)
         bin_h, bin_w = roi_h / pooled_h, roi_w / pooled_w
         for c in range(channels_out):
             for ph in range(pooled_h):
+                h0, h1 = _bin(ph, bin_h, start_h, height)
                 for pw in range(pooled_w):
-                    h0 = min(max(math.floor(ph * bin_h) + start_h, 0), height)
-                    h1 = min(max(math.ceil((ph + 1) * bin_h) + start_h, 0), height)
-                    w0 = min(max(math.floor(pw * bin_w) + start_w, 0), width)
-                    w1 = min(max(math.ceil((pw + 1) * bin_w) + start_w, 0), width)
+                    w0, w1 = _bin(pw, bin_w, start_w, width)
                     if h1 <= h0 or w1 <= w0:
                         continue
                     channel = (c * pooled_h + ph) * pooled_w + pw

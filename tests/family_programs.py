@@ -107,11 +107,11 @@ FEATURES = {
     "item_branch": ("end", 'if loss.item() > {v}:\n    counts["big"] = counts.get("big", 0) + 1',
                     _step),
     "history": ("end", "history.append(loss.item())", _step),
-    "log_loss": ("end", 'LOG.info("loss %.6f", loss.item())\nLOG.debug("debug %.3f", loss.item())',
+    "log_loss": ("end", 'LOG.info("loss %.6g", loss.item())\nLOG.debug("debug %.3f", loss.item())',
                  _step),
     # a progress bar updated inside the step: deferred calls, whose state is never traced
     "progress_bar": ("end", 'BAR.set_postfix(loss=loss.item())\n'
-                     'BAR.set_description(f"loss {loss.item():.6f}")\nBAR.update(1)', _step),
+                     'BAR.set_description(f"loss {loss.item():.6g}")\nBAR.update(1)', _step),
     "history_tensor": ("end", "history.append(loss)", _step),
     # `stats` is an argument of the step (see _step_source), returned with the loss: a
     # Stats object, or a dict of the same tensors

@@ -24,8 +24,10 @@ then a new user's (the first runs eagerly and compiles the native routines it ne
 traces and compiles the step's kernels).
 
 torchvision's wheels are CUDA builds whose `_C` extension cannot load beside a CPU torch: its
-two operators are defined as Python stubs first (both frameworks; transformers imports
-torchvision too), as the models do not call them. Figures: docs/performance.md ("The library
+two operators are defined as Python stubs first (transformers imports torchvision too), as the
+models do not call them; under the drop-in, whose own versions of torchvision's operators
+(drop_in/torchvision_ops.py) need none, the stubs stand for those two, as the same code runs
+for both frameworks (and for an older tree given with --against). Figures: docs/performance.md ("The library
 models").
 """
 

@@ -31,6 +31,10 @@ finds them as it finds its own:
   mask and bias all get gradients, to any order; `_deform_conv2d_backward` gives the five;
 - `_cuda_version`: -1, as a build without CUDA answers.
 
+On CUDA tensors the operators written in autojit ops run on the device; nms and roi_pool run
+on host copies of their inputs, with a HostFallbackWarning once each, and give CUDA tensors
+back (tests/test_cuda_torchvision_ops.py).
+
 The quantized `qnms` and `qroi_align` and `box_iou_rotated` are defined (so that torchvision
 registers their fakes) and raise NotImplementedError naming themselves when called.
 docs/drop-in.md lists them.
@@ -111,6 +115,8 @@ def register() -> None:
         lib.define(schema)
         function, key = kernels.get(name) or (_not_implemented(name), "CompositeImplicitAutograd")
         lib.impl(name, function, key)
+        if key == "CPU":  # on NumPy: CUDA tensors go through host copies (_host)
+            lib.impl(name, function, "CUDA")
         if name == "roi_pool":
             pool = library._find("torchvision::roi_pool")
             pool.setup_context, pool.backward = _roi_pool_setup, _roi_pool_gradients
@@ -132,6 +138,22 @@ def _torch():
     import autojit
 
     return autojit
+
+
+def _host(tensor, name: str) -> np.ndarray:
+    """A tensor's values as a NumPy array, for an operator written on NumPy; a CUDA tensor's
+    copied to the host, with a HostFallbackWarning once per operator, as autojit's own ops
+    without a CUDA kernel do."""
+    tensor = tensor.detach()
+    if tensor.is_cuda:
+        from ..cuda.eager import HostFallbackWarning
+        from ..tensor.once import warn_once
+
+        warn_once(("torchvision host", name), f"torchvision::{name} on cuda tensors runs on the "
+                  "host: the inputs are copied to the host and the result back",
+                  HostFallbackWarning, stacklevel=4)
+        tensor = tensor.cpu()
+    return tensor.numpy()
 
 
 def _check_rois(name: str, input, rois) -> None:  # noqa: A002 - torchvision's names
@@ -157,8 +179,8 @@ def nms(dets, scores, iou_threshold: float):
     if dets.dtype != scores.dtype:
         raise RuntimeError(f"dets should have the same type as scores, got {dets.dtype} and "
                            f"{scores.dtype}")
-    return torch.tensor(nms_indices(dets.detach().numpy(), scores.detach().numpy(),
-                                    iou_threshold), dtype=torch.int64, device=dets.device)
+    return torch.tensor(nms_indices(_host(dets, "nms"), _host(scores, "nms"), iou_threshold),
+                        dtype=torch.int64, device=dets.device)
 
 
 def nms_indices(boxes: np.ndarray, scores: np.ndarray, iou_threshold: float) -> np.ndarray:
@@ -248,7 +270,8 @@ def _align(input, rois, spatial_scale, pooled_height, pooled_width, sampling_rat
         roi_width, roi_height = roi_width.clamp(min=1.0), roi_height.clamp(min=1.0)
     bin_height, bin_width = roi_height / pooled_height, roi_width / pooled_width
     if sampling_ratio > 0:
-        grid_height = grid_width = torch.full((count,), sampling_ratio, dtype=torch.int64)
+        grid_height = grid_width = torch.full((count,), sampling_ratio, dtype=torch.int64,
+                                              device=input.device)
         most_rows = most_columns = sampling_ratio
     else:
         grid_height = torch.ceil(roi_height / pooled_height).long()
@@ -265,7 +288,7 @@ def _align(input, rois, spatial_scale, pooled_height, pooled_width, sampling_rat
     laid_out = input.permute(0, 2, 3, 1)  # (N, H, W, C): a gather gives channels last
     where = [index.reshape(count, 1, 1, 1, 1)]
     if sensitive:  # channel (c * PH + ph) * PW + pw of bin (ph, pw)
-        where.append(torch.arange(channels).reshape(
+        where.append(torch.arange(channels, device=input.device).reshape(
             channels_out, pooled_height, 1, pooled_width, 1).permute(1, 2, 3, 4, 0)[None])
         where[0] = where[0][..., None]
     total = 0
@@ -288,8 +311,8 @@ def _samples(torch, start, bin_size, grid, bins: int, most: int, size: int):
     """One axis of roi_align's sampling: ((low index, high index), (low weight, high weight)),
     each (K, bins, most), the weights 0 for points outside [-1, size] (NaN too) and past a
     box's grid."""
-    step = torch.arange(bins, dtype=start.dtype).reshape(1, bins, 1)
-    point = torch.arange(most, dtype=start.dtype).reshape(1, 1, most)
+    step = torch.arange(bins, dtype=start.dtype, device=start.device).reshape(1, bins, 1)
+    point = torch.arange(most, dtype=start.dtype, device=start.device).reshape(1, 1, most)
     samples = grid.clamp(min=1).to(start.dtype).reshape(-1, 1, 1)
     coordinate = start.reshape(-1, 1, 1) + step * bin_size.reshape(-1, 1, 1) \
         + (point + 0.5) * bin_size.reshape(-1, 1, 1) / samples
@@ -354,21 +377,23 @@ def ps_roi_pool(input, rois, spatial_scale: float, pooled_height: int,  # noqa: 
                                input.device)
     if count == 0:
         return input.new_zeros((0, channels_out, pooled_height, pooled_width)), mapping
-    bounds = rois.detach().numpy()
+    bounds = rois.detach().cpu().numpy()  # the bins' bounds are Python's to compute
+    device = input.device
     rows = _pool_bins(bounds[:, 2], bounds[:, 4], spatial_scale, pooled_height, height,
                       input.dtype)
     columns = _pool_bins(bounds[:, 1], bounds[:, 3], spatial_scale, pooled_width, width,
                          input.dtype)
     wide = torch.nn.functional.pad(input.to(torch.float64), (1, 0, 1, 0))
     integral = wide.cumsum(2).cumsum(3)  # integral[..., h, w]: the sum above and left of it
-    image = torch.tensor(bounds[:, 0].astype(np.int64)).reshape(count, 1, 1, 1)
-    channel = torch.arange(channels).reshape(1, channels_out, pooled_height, pooled_width)
-    h0, h1 = (torch.tensor(part[:, None, :, None]) for part in rows)
-    w0, w1 = (torch.tensor(part[:, None, None, :]) for part in columns)
+    image = torch.tensor(bounds[:, 0].astype(np.int64), device=device).reshape(count, 1, 1, 1)
+    channel = torch.arange(channels, device=device).reshape(1, channels_out, pooled_height,
+                                                            pooled_width)
+    h0, h1 = (torch.tensor(part[:, None, :, None], device=device) for part in rows)
+    w0, w1 = (torch.tensor(part[:, None, None, :], device=device) for part in columns)
     total = integral[image, channel, h1, w1] - integral[image, channel, h0, w1] \
         - integral[image, channel, h1, w0] + integral[image, channel, h0, w0]
     area = torch.tensor(((rows[1] - rows[0])[:, :, None] * (columns[1] - columns[0])[:, None, :])
-                        .astype(np.float64)[:, None])
+                        .astype(np.float64)[:, None], device=device)
     output = torch.where(area > 0, total / area.clamp(min=1), torch.zeros_like(total))
     return output.to(input.dtype), mapping
 
@@ -403,7 +428,7 @@ def roi_pool(input, rois, spatial_scale: float, pooled_height: int,  # noqa: A00
     """(output, argmax): each bin's maximum and its flat position in its image's channel."""
     torch = _torch()
     _check_rois("roi_pool", input, rois)
-    output, argmax = roi_pool_arrays(input.detach().numpy(), rois.detach().numpy(),
+    output, argmax = roi_pool_arrays(_host(input, "roi_pool"), _host(rois, "roi_pool"),
                                      spatial_scale, pooled_height, pooled_width)
     return (torch.tensor(output, dtype=input.dtype, device=input.device),
             torch.tensor(argmax, dtype=torch.int32, device=input.device))
@@ -468,7 +493,7 @@ def roi_pool_backward(grad, rois, argmax, spatial_scale: float, pooled_height: i
     count = rois.shape[0]
     plane = height * width
     images = rois[:, 0].long().reshape(count, 1, 1, 1)
-    channel = torch.arange(channels).reshape(1, channels, 1, 1)
+    channel = torch.arange(channels, device=grad.device).reshape(1, channels, 1, 1)
     found = argmax >= 0
     position = (images * channels + channel) * plane + torch.where(
         found, argmax.long(), torch.zeros_like(argmax, dtype=torch.int64))
@@ -501,10 +526,11 @@ def deform_conv2d(input, weight, offset, mask, bias, stride_h: int, stride_w: in
                            f"{[batch, 2 * offset_groups * taps, out_h, out_w]}")
     # Sample positions (N, G, KH, KW, OH, OW): the tap's place plus its offset.
     shifts = offset.reshape(batch, offset_groups, kernel_h, kernel_w, 2, out_h, out_w)
-    rows = (torch.arange(out_h) * stride_h - pad_h).reshape(1, out_h) \
-        + (torch.arange(kernel_h) * dilation_h).reshape(kernel_h, 1)
-    columns = (torch.arange(out_w) * stride_w - pad_w).reshape(1, out_w) \
-        + (torch.arange(kernel_w) * dilation_w).reshape(kernel_w, 1)
+    device = input.device
+    rows = (torch.arange(out_h, device=device) * stride_h - pad_h).reshape(1, out_h) \
+        + (torch.arange(kernel_h, device=device) * dilation_h).reshape(kernel_h, 1)
+    columns = (torch.arange(out_w, device=device) * stride_w - pad_w).reshape(1, out_w) \
+        + (torch.arange(kernel_w, device=device) * dilation_w).reshape(kernel_w, 1)
     y = rows.to(input.dtype).reshape(1, 1, kernel_h, 1, out_h, 1) + shifts[:, :, :, :, 0]
     x = columns.to(input.dtype).reshape(1, 1, 1, kernel_w, 1, out_w) + shifts[:, :, :, :, 1]
     inside = (y > -1) & (y < height) & (x > -1) & (x < width)
@@ -513,8 +539,8 @@ def deform_conv2d(input, weight, offset, mask, bias, stride_h: int, stride_w: in
     y0, x0 = y0.long(), x0.long()
     laid_out = input.reshape(batch, offset_groups, channels // offset_groups, height,
                              width).permute(0, 1, 3, 4, 2)  # (N, G, H, W, C / G)
-    image = torch.arange(batch).reshape(batch, 1, 1, 1, 1, 1)
-    group = torch.arange(offset_groups).reshape(1, offset_groups, 1, 1, 1, 1)
+    image = torch.arange(batch, device=device).reshape(batch, 1, 1, 1, 1, 1)
+    group = torch.arange(offset_groups, device=device).reshape(1, offset_groups, 1, 1, 1, 1)
     sampled = 0
     for row, row_share in ((y0, 1 - ly), (y0 + 1, ly)):
         for column, column_share in ((x0, 1 - lx), (x0 + 1, lx)):

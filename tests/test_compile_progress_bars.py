@@ -84,3 +84,45 @@ def test_reading_the_bars_state_in_the_step_runs_it_eagerly_with_a_warning():
     assert compiled[0] == eager[0]
     assert any("reading tqdm.n of a progress bar inside a compiled function" in text
                for text in compiled[3])
+
+
+def test_other_objects_update_and_write_methods_keep_their_meaning():
+    """The bar's method names are common ones: a dict's `update` beside a logged loss leaves
+    the logged text each run's (one trace), and text written to a stream with `write` is
+    still made from the traced value, not a bar's deferred text (checked on every call)."""
+    import logging
+
+    records = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            records.append(record.getMessage())
+
+    log = logging.getLogger("progress-bar-test")
+    log.setLevel(logging.INFO)
+    log.propagate = False
+    log.addHandler(Keep())
+    stream = io.StringIO()
+    x = autojit.tensor([1.0, 2.0, 3.0])
+    stats = {}
+
+    def step(x):
+        loss = (x * x).sum()
+        log.info(f"loss {loss.item():.2f}")
+        stats.update(seen=True)
+        return loss
+
+    def written(x):
+        loss = (x * x).sum()
+        stream.write(f"wrote {loss.item():.1f}\n")
+        return loss
+
+    compiled, compiled_written = autojit.compile(step), autojit.compile(written)
+    for scale in (1.0, 2.0, 3.0):
+        compiled(x * scale)
+        compiled_written(x * scale)
+    assert records == ["loss 14.00", "loss 56.00", "loss 126.00"]
+    assert stats == {"seen": True}
+    assert compiled.stats().value_check_failures == 0  # the logged text: each run's tokens
+    assert stream.getvalue() == "wrote 14.0\nwrote 56.0\nwrote 126.0\n"
+    assert compiled_written.stats().value_check_failures > 0  # the text was decided on

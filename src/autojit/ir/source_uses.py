@@ -258,7 +258,8 @@ def _logger_receiver(frame, code, offset) -> bool:
     found = _formatted_node(code, offset)
     if found is None:
         return False
-    _, _, function = found
+    formatted, _, function = found
+    carriers = None
     for node in ast.walk(function):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
                 node.func.id == "warn":
@@ -267,10 +268,49 @@ def _logger_receiver(frame, code, offset) -> bool:
                 return False
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
                 node.func.attr in _TEXT_METHODS:
+            if node.func.attr not in LOG_METHODS:
+                # A progress bar's method names are common (`stats.update(...)`,
+                # `file.write(...)`): only a call the text can reach is looked at.
+                if carriers is None:
+                    carriers = _carriers(function, formatted)
+                if not any(_mentions(argument, formatted, carriers) for argument in (
+                        *node.args, *(keyword.value for keyword in node.keywords))):
+                    continue
             receiver = _read_chain(node.func.value, frame)
             if receiver is not _MISSING and not _takes_each_runs_text(receiver, node.func.attr):
                 return False
     return True
+
+
+def _mentions(tree, formatted, names: set) -> bool:
+    """Whether `tree` holds the formatted node or reads one of the local `names`."""
+    return any(node is formatted or isinstance(node, ast.Name) and node.id in names
+               for node in ast.walk(tree))
+
+
+def _carriers(function, formatted) -> set:
+    """The local names the formatted text may be stored in, through assignments of values
+    that hold it or another such name (to a fixpoint)."""
+    names: set = set()
+    changed = True
+    while changed:
+        changed = False
+        for node in ast.walk(function):
+            if isinstance(node, ast.Assign):
+                targets, value = node.targets, node.value
+            elif isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) and \
+                    node.value is not None:
+                targets, value = [node.target], node.value
+            else:
+                continue
+            if not _mentions(value, formatted, names):
+                continue
+            for target in targets:
+                for name in ast.walk(target):
+                    if isinstance(name, ast.Name) and name.id not in names:
+                        names.add(name.id)
+                        changed = True
+    return names
 
 
 _MISSING = object()

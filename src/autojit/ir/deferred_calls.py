@@ -63,13 +63,15 @@ def _bases() -> list:
 
 def _classes() -> list:
     """_bases with the subclasses of each class too."""
-    found = []
+    found, seen = [], set()
     for base, methods in _bases():
         pending = [base]
         while pending:
             kind = pending.pop()
-            found.append((kind, methods))
-            pending.extend(kind.__subclasses__())
+            if kind not in seen:  # a class reached twice (two bases) is replaced once
+                seen.add(kind)
+                found.append((kind, methods))
+                pending.extend(kind.__subclasses__())
     return found
 
 
@@ -87,8 +89,15 @@ class Deferral:
     def __init__(self, effects: list, make_effect, thread: int):
         self._effects, self._make_effect, self._thread = effects, make_effect, thread
         self._saved: list = []  # (class, name, the class's own entry or None)
+        # While installed: a replacement that outlives its trace (the method an inner trace
+        # found replaced by an outer one, kept by the inner's effects) calls through after.
+        self.active = False
+
+    def _defers(self) -> bool:
+        return self.active and threading.get_ident() == self._thread
 
     def install(self) -> None:
+        self.active = True
         for kind, methods in _classes():
             for name in methods:
                 if name in kind.__dict__:
@@ -97,6 +106,7 @@ class Deferral:
             self._replace(kind, "__getattribute__", _guard(kind, methods, self._thread))
 
     def remove(self) -> None:
+        self.active = False
         for kind, name, entry in reversed(self._saved):
             if entry is None:
                 delattr(kind, name)
@@ -115,7 +125,7 @@ class Deferral:
             function = entry.__func__
 
             def deferred_class_call(cls, *args, **kwargs):
-                if threading.get_ident() != deferral._thread:
+                if not deferral._defers():
                     return function(cls, *args, **kwargs)
                 if kwargs.get("file") not in (None, sys.stdout, sys.stderr):
                     # as print's: a stream the function could read back within the call
@@ -129,7 +139,7 @@ class Deferral:
             function = entry.__func__
 
             def deferred_static_call(*args, **kwargs):
-                if threading.get_ident() != deferral._thread:
+                if not deferral._defers():
                     return function(*args, **kwargs)
                 deferral._effects.append(deferral._make_effect(function, args, kwargs))
                 return None
@@ -137,7 +147,7 @@ class Deferral:
             return staticmethod(deferred_static_call)
 
         def deferred_call(self, *args, **kwargs):
-            if threading.get_ident() != deferral._thread:
+            if not deferral._defers():
                 return entry(self, *args, **kwargs)
             deferral._effects.append(deferral._make_effect(entry, (self, *args), kwargs))
             return None

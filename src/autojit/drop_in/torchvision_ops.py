@@ -42,8 +42,6 @@ docs/drop-in.md lists them.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 _SCHEMAS = (
@@ -379,10 +377,9 @@ def ps_roi_pool(input, rois, spatial_scale: float, pooled_height: int,  # noqa: 
         return input.new_zeros((0, channels_out, pooled_height, pooled_width)), mapping
     bounds = rois.detach().cpu().numpy()  # the bins' bounds are Python's to compute
     device = input.device
-    rows = _pool_bins(bounds[:, 2], bounds[:, 4], spatial_scale, pooled_height, height,
-                      input.dtype)
-    columns = _pool_bins(bounds[:, 1], bounds[:, 3], spatial_scale, pooled_width, width,
-                         input.dtype)
+    kind = input.dtype.numpy.type
+    rows = _pool_bins(bounds[:, 2], bounds[:, 4], spatial_scale, pooled_height, height, kind)
+    columns = _pool_bins(bounds[:, 1], bounds[:, 3], spatial_scale, pooled_width, width, kind)
     wide = torch.nn.functional.pad(input.to(torch.float64), (1, 0, 1, 0))
     integral = wide.cumsum(2).cumsum(3)  # integral[..., h, w]: the sum above and left of it
     image = torch.tensor(bounds[:, 0].astype(np.int64), device=device).reshape(count, 1, 1, 1)
@@ -398,14 +395,16 @@ def ps_roi_pool(input, rois, spatial_scale: float, pooled_height: int,  # noqa: 
     return output.to(input.dtype), mapping
 
 
-def _pool_bins(start, end, spatial_scale, bins: int, size: int, dtype) -> tuple:
-    """(first, past the last) index of each box's bins along one axis, (K, bins), as
-    ps_roi_pool's kernel computes them (an empty bin has first >= past)."""
-    kind = np.dtype(dtype.numpy if hasattr(dtype, "numpy") else dtype).type
+def _pool_bins(start, end, spatial_scale, bins: int, size: int, kind,
+               inclusive: bool = False) -> tuple:
+    """(first, past the last) index of each box's bins along one axis, (K, bins), as the
+    pooling kernels compute them in the input's scalar type `kind`: box ends rounded (C's
+    round), the box `inclusive` of its last index (roi_pool's) or not (ps_roi_pool's), at least
+    one element, bins clipped to [0, size] (an empty bin has first == past)."""
     scale = kind(spatial_scale)
     first = _round(start.astype(kind) * scale).astype(np.int64)
     last = _round(end.astype(kind) * scale).astype(np.int64)
-    extent = np.maximum(last - first, 1).astype(kind) / kind(bins)
+    extent = np.maximum(last - first + inclusive, 1).astype(kind) / kind(bins)
     step = np.arange(bins, dtype=kind)
     lower = np.floor(step[None, :] * extent[:, None]).astype(np.int64) + first[:, None]
     upper = np.ceil((step[None, :] + 1) * extent[:, None]).astype(np.int64) + first[:, None]
@@ -447,18 +446,14 @@ def roi_pool_arrays(images: np.ndarray, rois: np.ndarray, spatial_scale: float,
     output = np.zeros((count, channels, pooled_height, pooled_width), images.dtype)
     argmax = np.full(output.shape, -1, np.int32)
     lowest = -np.finfo(np.float32).max  # torchvision's -FLT_MAX, for every dtype
-    scale = kind(spatial_scale)
+    rows = _pool_bins(rois[:, 2], rois[:, 4], spatial_scale, pooled_height, height, kind, True)
+    columns = _pool_bins(rois[:, 1], rois[:, 3], spatial_scale, pooled_width, width, kind, True)
     for k in range(count):
         image = images[int(rois[k, 0])]
-        start_w, start_h, end_w, end_h = (int(_round(rois[k, j] * scale)) for j in range(1, 5))
-        bin_h = kind(max(end_h - start_h + 1, 1)) / kind(pooled_height)
-        bin_w = kind(max(end_w - start_w + 1, 1)) / kind(pooled_width)
         for ph in range(pooled_height):
-            h0 = min(max(int(math.floor(kind(ph) * bin_h)) + start_h, 0), height)
-            h1 = min(max(int(math.ceil(kind(ph + 1) * bin_h)) + start_h, 0), height)
+            h0, h1 = int(rows[0][k, ph]), int(rows[1][k, ph])
             for pw in range(pooled_width):
-                w0 = min(max(int(math.floor(kind(pw) * bin_w)) + start_w, 0), width)
-                w1 = min(max(int(math.ceil(kind(pw + 1) * bin_w)) + start_w, 0), width)
+                w0, w1 = int(columns[0][k, pw]), int(columns[1][k, pw])
                 if h1 <= h0 or w1 <= w0:
                     continue
                 region = image[:, h0:h1, w0:w1].reshape(channels, -1)

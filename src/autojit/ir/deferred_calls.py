@@ -135,17 +135,6 @@ class Deferral:
                 return None
 
             return classmethod(deferred_class_call)
-        if isinstance(entry, staticmethod):
-            function = entry.__func__
-
-            def deferred_static_call(*args, **kwargs):
-                if not deferral._defers():
-                    return function(*args, **kwargs)
-                deferral._effects.append(deferral._make_effect(function, args, kwargs))
-                return None
-
-            return staticmethod(deferred_static_call)
-
         def deferred_call(self, *args, **kwargs):
             if not deferral._defers():
                 return entry(self, *args, **kwargs)

@@ -443,6 +443,39 @@ def test_kernels_first_compiled_inside_a_trace_see_maths_own_functions():
             assert _math(name) is original
 
 
+def test_numba_compiles_inside_a_trace_with_maths_own_functions():
+    """numba's own lowerings find math's functions by identity (abs of a float lowers through
+    math.fabs, a float power through math.pow): a kernel first compiled inside a trace failed
+    with 'No definition for lowering SymbolicMath._wrap...' (on an H200, allclose compiled
+    after the namespace's fix above). Kernels compile under ir/scalars.real_math
+    (cuda/handwritten.compiling_with_real_math, CudaCompiledKernel._bind); numba's CPU target
+    shows the same lowering without a GPU."""
+    import math
+
+    import numba
+
+    from autojit.ir.scalars import SymbolicMath, real_math
+
+    def kernel(x):
+        return abs(x) + x ** 2.5
+
+    fabs = math.fabs
+    with SymbolicMath():
+        wrapped = math.fabs
+        # (numba's first compile in a process reads math's names and fails otherwise)
+        with pytest.raises(Exception, match="No definition for lowering|autojit.ir.scalars"):
+            numba.njit(kernel)(2.0)
+        with SymbolicMath():
+            with real_math():
+                assert math.fabs is fabs
+                assert numba.njit(kernel)(2.0) == pytest.approx(2 + 2 ** 2.5)
+            assert math.fabs.__wrapped__ is wrapped
+        assert math.fabs is wrapped
+    assert math.fabs is fabs
+    with real_math():  # no trace: nothing to restore
+        assert math.fabs is fabs
+
+
 def test_a_numba_cuda_that_cannot_compile_with_this_numpy_is_named(monkeypatch):
     """numba-cuda 0.30.4 with NumPy 2.5 fails every kernel's compile deep inside numba (it
     registers np.row_stack); autojit.cuda names the cause when CUDA is first used."""

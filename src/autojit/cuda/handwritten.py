@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ir.scalars import real_math
 from .availability import driver, is_simulator
 
 _KERNELS: dict = {}
@@ -25,8 +26,24 @@ def hand_written(name: str, source: str, dtype=None, devices: tuple = ()):
         cuda = driver()
         function, tile = hand_written_function(cuda, is_simulator(), name, source, dtype,
                                                devices)
-        found = _KERNELS[key] = (cuda.jit(function), tile)
+        found = _KERNELS[key] = (compiling_with_real_math(cuda.jit(function)), tile)
     return found
+
+
+def compiling_with_real_math(dispatcher):
+    """`dispatcher` (a lazily compiled numba.cuda kernel), compiling each new signature with
+    math's own functions: its first launch may come while a trace has wrapped them
+    (ir/scalars.real_math). The simulator compiles nothing."""
+    compile_signature = getattr(dispatcher, "compile", None)
+    if compile_signature is None or is_simulator():
+        return dispatcher
+
+    def compile(signature):
+        with real_math():
+            return compile_signature(signature)
+
+    dispatcher.compile = compile
+    return dispatcher
 
 
 def hand_written_function(cuda, simulated: bool, name: str, source: str, dtype=None,

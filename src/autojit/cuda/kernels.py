@@ -20,11 +20,12 @@ import numpy as np
 
 from ..codegen.cuda.jit import kernel_function, render_for
 from ..codegen.kernel import CheckFailed, Kernel
+from ..ir.scalars import real_math
 from ..tensor import dtypes
 from .array import CudaArray
 from .availability import driver, is_simulator
 from .counters import COUNTS
-from .handwritten import block_size, grid_size, hand_written
+from .handwritten import block_size, compiling_with_real_math, grid_size, hand_written
 
 _LOCK = threading.Lock()
 _CACHE: dict = {}
@@ -110,7 +111,8 @@ class CudaCompiledKernel:
         launch = self._launch
         if self._python_function is not None:
             try:
-                function = driver().jit(launch_signature(arrays))(self._python_function)
+                with real_math():  # a launch inside a trace compiles here (handwritten.py)
+                    function = driver().jit(launch_signature(arrays))(self._python_function)
                 launch = function[self._grid]
             except Exception:  # noqa: BLE001 - numba's dispatch still launches the kernel
                 launch = self._launch
@@ -230,7 +232,7 @@ def _compile(kernel: Kernel, simulated: bool) -> CudaCompiledKernel:
     start = time.perf_counter()
     rendered = render_for(kernel, f"autojit_{kernel.name}_{next(_COUNTER)}", simulated)
     python_function = kernel_function(rendered.source, rendered.name, driver(), simulated)
-    function = driver().jit(python_function)
+    function = compiling_with_real_math(driver().jit(python_function))
     return CudaCompiledKernel(kernel, rendered, function, time.perf_counter() - start,
                               simulated, python_function)
 

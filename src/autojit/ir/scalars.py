@@ -25,6 +25,7 @@ See docs/notes/symbolic-scalars.md.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import math
 import threading
@@ -438,6 +439,7 @@ _MATH_CALLS = ("exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "
                "asin", "acos", "atan", "sinh", "cosh", "tanh", "fabs", "erf", "erfc", "atan2",
                "pow", "hypot", "copysign", "fmod")
 _MATH_PREDICATES = ("isfinite", "isnan", "isinf")
+_INSTALLED: list = []  # the SymbolicMath instances installed, outermost first
 
 
 class SymbolicMath:
@@ -454,6 +456,7 @@ class SymbolicMath:
         for name in (*_MATH_CALLS, *_MATH_PREDICATES):
             original = self._originals[name] = getattr(math, name)
             setattr(math, name, self._wrap(name, original))
+        _INSTALLED.append(self)
         return self
 
     def _wrap(self, name: str, original):
@@ -474,3 +477,24 @@ class SymbolicMath:
     def __exit__(self, *exc) -> None:
         for name, original in self._originals.items():
             setattr(math, name, original)
+        if self in _INSTALLED:
+            _INSTALLED.remove(self)
+
+
+@contextlib.contextmanager
+def real_math():
+    """math's own functions for the duration, where a trace has wrapped them (SymbolicMath).
+    numba, compiling a kernel while a trace runs (the first launch of an eager CUDA op the
+    traced code calls), finds `math.fabs` and its kin by identity in its own lowerings and
+    cannot lower a wrapper ("No definition for lowering wrapped(float64,)")."""
+    if not _INSTALLED:
+        yield
+        return
+    wrapped = {name: getattr(math, name) for name in _INSTALLED[0]._originals}
+    for name, original in _INSTALLED[0]._originals.items():
+        setattr(math, name, original)
+    try:
+        yield
+    finally:
+        for name, function in wrapped.items():
+            setattr(math, name, function)

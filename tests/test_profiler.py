@@ -94,10 +94,69 @@ def test_double_backward_events_carry_the_backward_ops_numbers():
     # With create_graph=True the ops inside backward nodes create nodes and say so.
     assert inside_backward and any(event.sequence_nr >= 0 for event in inside_backward)
     backward_events = [event for event in events if event.is_backward
-                       and event.name != "torch::autograd::AccumulateGrad"]
-    assert len(backward_events) >= 6  # the first backward's nodes, then the second's
+                       and "AccumulateGrad" not in event.name]
+    nodes = [event for event in backward_events
+             if not event.name.startswith("autograd::engine::evaluate_function: ")]
+    assert len(nodes) >= 6  # the first backward's nodes, then the second's
     for event in backward_events:
         assert event.sequence_nr in forward_numbers
+    for event in nodes:  # each inside the engine's event for it, as torch's
+        parent = event.cpu_parent
+        assert parent.name == f"autograd::engine::evaluate_function: {event.name}"
+        assert parent.sequence_nr == event.sequence_nr and parent.is_backward
+
+
+def test_backward_events_are_torchs_engine_events_with_the_forward_thread():
+    """torch's test_profiler_seq_nr: each node runs inside "autograd::engine::evaluate_function:
+    <node>"; both carry the forward op's sequence number and its thread as `fwd_thread`
+    (forward events 0); sum given a dim is SumBackward1; randn is aten::empty then
+    aten::normal_, neither with a sequence number."""
+    with profiler.profile() as prof:
+        x = aj.randn(10, 10, requires_grad=True)
+        y = aj.randn(10, 10, requires_grad=True)
+        (x + y).sum(dim=None).backward()
+    events = prof.function_events
+    for forward, node in (("aten::add", "AddBackward0"), ("aten::sum", "SumBackward1")):
+        op, = named(events, forward)
+        outer, = named(events, f"autograd::engine::evaluate_function: {node}")
+        inner, = named(events, node)
+        assert op.sequence_nr >= 0 and op.fwd_thread == 0
+        assert outer.sequence_nr == inner.sequence_nr == op.sequence_nr
+        assert outer.fwd_thread == inner.fwd_thread == op.thread
+        assert inner.cpu_parent is outer
+    randn = named(events, "aten::randn")
+    assert len(randn) == 2
+    for event in randn:
+        assert [child.name for child in event.cpu_children] == ["aten::empty", "aten::normal_"]
+        assert all(child.sequence_nr == -1 for child in event.cpu_children)
+    accumulate = named(events, "autograd::engine::evaluate_function: "
+                               "torch::autograd::AccumulateGrad")
+    assert len(accumulate) == 2 and all(event.fwd_thread == 0 for event in accumulate)
+
+
+def bits(tensor) -> bytes:
+    """A tensor's bytes, read through an integer view of its element size (NumPy has no
+    bfloat16)."""
+    integer = {2: aj.int16, 4: aj.int32, 8: aj.int64}[tensor.dtype.itemsize]
+    return tensor.view(integer).numpy().tobytes()
+
+
+def test_a_profiled_draw_is_the_same_draw():
+    """The factories' draws split into allocation and fill while profiling give the numbers
+    of an unprofiled draw from the same seed, in every dtype they draw."""
+    cases = [("randn", aj.float32), ("randn", aj.float16), ("randn", aj.bfloat16),
+             ("randn", aj.complex64), ("rand", aj.float64), ("randint", aj.int32)]
+    for kind, dtype in cases:
+        def draw(kind=kind, dtype=dtype):
+            aj.manual_seed(5)
+            if kind == "randint":
+                return aj.randint(0, 7, (3, 4), dtype=dtype)
+            return getattr(aj, kind)(3, 4, dtype=dtype)
+        plain = draw()
+        with profiler.profile():
+            profiled = draw()
+        assert profiled.dtype == plain.dtype
+        assert bits(profiled) == bits(plain), (kind, dtype)
 
 
 def test_events_nest_and_self_time_excludes_children():
@@ -289,7 +348,8 @@ def test_chrome_trace_fields_nesting_and_forward_backward_links(tmp_path):
         assert inner["ts"] + inner["dur"] <= outer["ts"] + outer["dur"] + 0.002
     forward_numbers = {event["args"]["Sequence number"]: event["name"] for event in complete
                        if "Backward" not in event["name"] and "Sequence number" in event["args"]}
-    backward = [event for event in complete if event["name"].endswith("Backward0")]
+    backward = [event for event in complete if event["name"].endswith("Backward0")
+                and not event["name"].startswith("autograd::engine::evaluate_function: ")]
     assert {event["name"] for event in backward} == {"ExpBackward0", "MulBackward0",
                                                      "SumBackward0"}
     for event in backward:
@@ -298,6 +358,10 @@ def test_chrome_trace_fields_nesting_and_forward_backward_links(tmp_path):
     flows = [event for event in trace["traceEvents"] if event["ph"] in ("s", "f")]
     assert len(flows) == 2 * len(backward)
     assert all(event["cat"] == "fwdbwd" for event in flows)
+    # Each arrow ends at the engine's event around its node.
+    engine_starts = {event["ts"] for event in complete
+                     if event["name"].startswith("autograd::engine::evaluate_function: ")}
+    assert {event["ts"] for event in flows if event["ph"] == "f"} <= engine_starts
 
 
 def test_symbolic_tensors_while_tracing():

@@ -11,7 +11,8 @@ duration of the `with` block. The public functions, methods and operators hand e
 `forward_event` under torch's name ("aten::linear": tensor/torch_function.py switches its
 wrappers on while a profiler runs), ops.registry.bind hands it each primitive the call runs
 (named "autojit::<op>"), and the engine hands each backward node to `backward_event` (named
-like the node, "MulBackward0", "AccumulateGrad"). When no profiler is active, bind and the
+like the node, "MulBackward0", "torch::autograd::AccumulateGrad", inside torch's
+"autograd::engine::evaluate_function: MulBackward0"). When no profiler is active, bind and the
 engine pay one `is None` test and nothing else. Events nest by a stack: an op run inside a
 backward node or a `record_function` range is that event's child, so an event's self time is
 its total time minus its children's.
@@ -168,6 +169,7 @@ class profile:
         # call only when it is none of them (a custom Function may return an input as is).
         before = [x.grad_fn for x in inputs if isinstance(x, Tensor)]
         event = self._open(name, shapes, dtypes)
+        event.fwd_thread = 0  # (torch's: a backward node's event names its forward's thread)
         try:
             out = run()
         finally:
@@ -178,14 +180,24 @@ class profile:
         return out
 
     def backward_event(self, node, run):
-        """Time `run()`, the backward node `node` applied to its gradients."""
-        event = self._open(node.name(), None, None, with_stack=False)
-        event.is_backward = True
-        event.sequence_nr = -1 if isinstance(node, AccumulateGrad) else node.sequence_nr
+        """Time `run()`, the backward node `node` applied to its gradients: as torch's engine,
+        an event named "autograd::engine::evaluate_function: <node>" around the node's own.
+        Both carry the node's sequence number and, as `fwd_thread`, the thread its forward
+        ran on (this thread: the profiler records one) where it has a forward op."""
+        name = node.name()
+        sequence_nr = -1 if isinstance(node, AccumulateGrad) else node.sequence_nr
+        outer = self._open(f"autograd::engine::evaluate_function: {name}", None, None,
+                           with_stack=False)
+        event = self._open(name, None, None, with_stack=False)
+        for opened in (outer, event):
+            opened.is_backward = True
+            opened.sequence_nr = sequence_nr
+            opened.fwd_thread = self._thread if sequence_nr >= 0 else 0
         try:
             return run()
         finally:
             self._close(event)
+            self._close(outer)
 
     def record_event(self, name: str, start_ns: int, end_ns: int, input_shapes=None, *,
                      sequence_nr: int = -1, category: str = "kernel") -> FunctionEvent:

@@ -66,6 +66,9 @@ class _TimeColumns:
         return format_time(self.self_cpu_time_total)
 
 
+EVALUATE_FUNCTION = "autograd::engine::evaluate_function: "  # the engine's event per node
+
+
 class FunctionEvent(_TimeColumns):
     """One timed range: an op, a backward node, a user range or a compiled kernel.
 
@@ -452,7 +455,9 @@ def chrome_trace(events, metadata=None, base_time_ns: int = 0, name: str = "") -
             forward_by_sequence.setdefault(event.sequence_nr, event)
     flow_id = 0
     for event in events:
-        forward = forward_by_sequence.get(event.sequence_nr) if event.is_backward else None
+        # One arrow per node, to the engine's event around it (as torch's traces draw it).
+        outer = event.is_backward and event.name.startswith(EVALUATE_FUNCTION)
+        forward = forward_by_sequence.get(event.sequence_nr) if outer else None
         if forward is None:
             continue
         flow_id += 1

@@ -277,13 +277,34 @@ def _check_nonempty(x: Tensor, name: str, dims: tuple, every: bool) -> None:
             raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
 
 
-def sum_(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+class _NoDim:
+    """sum_'s default `dim`: none given (torch's sum() overload). It reads as None in the
+    signature, which is what it means."""
+
+    def __repr__(self) -> str:
+        return "None"
+
+
+_NO_DIM = _NoDim()
+_SUM_DIM_NODE: list = []  # the node class of torch's sum.dim_IntList overload, made once
+
+
+def sum_(x: Tensor, dim=_NO_DIM, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Sum of the elements over `dim` (all when None), keeping reduced dims with `keepdim`;
-    integers sum in int64 unless `dtype` is given."""
-    attrs = {"dim": normalize_dims(dim, x.ndim), "keepdim": bool(keepdim)}
+    integers sum in int64 unless `dtype` is given. As in torch, a call given `dim` (even
+    None) records a `SumBackward1` node, one without it a `SumBackward0`."""
+    given = dim is not _NO_DIM
+    attrs = {"dim": normalize_dims(dim if given else None, x.ndim), "keepdim": bool(keepdim)}
     if dtype is not None:
         attrs["dtype"] = dtypes.to_dtype(dtype)
-    return bind(SUM, (x,), attrs)
+    out = bind(SUM, (x,), attrs)
+    if given:
+        node = out.grad_fn
+        if node is not None and node.__class__ is SUM.node_class:
+            if not _SUM_DIM_NODE:
+                _SUM_DIM_NODE.append(type("SumBackward1", (SUM.node_class,), {"__slots__": ()}))
+            node.__class__ = _SUM_DIM_NODE[0]
+    return out
 
 
 @autocast_op(cpu=FP32, cuda=FP32_SET_OPT_DTYPE)

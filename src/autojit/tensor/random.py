@@ -194,6 +194,8 @@ def _draw(draw: RandomDraw, device, requires_grad: bool) -> Tensor:
         return Tensor._symbolic(state.tracer.random_input(draw))
     if device is not None and device.type == "meta":  # no values: nothing is drawn
         data = MetaArray(draw.shape, draw.dtype.numpy)
+    elif state.profiler is not None and draw.kind in _FILLS:
+        data = _profiled_draw(draw, state.profiler)
     else:
         data = draw.draw()
     if device is not None and device.type != "cpu":  # drawn on the host, then copied
@@ -205,6 +207,24 @@ def _draw(draw: RandomDraw, device, requires_grad: bool) -> Tensor:
                                "gradients")
         result.requires_grad_(True)
     return result
+
+
+# torch's factories are an empty tensor filled in place: a profile shows both under the
+# factory's event (aten::randn -> aten::empty, aten::normal_), as here.
+_FILLS = {"rand": "aten::uniform_", "randn": "aten::normal_", "randint": "aten::random_"}
+
+
+def _profiled_draw(draw: RandomDraw, profiler) -> np.ndarray:
+    """draw.draw() as torch's factory runs it, timed as its two events: the allocation of
+    the result (aten::empty), then the draw written into it (the fill)."""
+    dtype = draw.dtype.numpy
+    data = profiler.forward_event("aten::empty", (), lambda: np.empty(draw.shape, dtype))
+
+    def fill():
+        data[...] = draw.draw()
+        return data
+
+    return profiler.forward_event(_FILLS[draw.kind], (), fill)
 
 
 def random_key(generator, name: str, device=None) -> Tensor:

@@ -235,6 +235,9 @@ history = []
 handles = []
 records = []
 torch.manual_seed({seed})
+# No monitor thread: it adjusts bars from another thread (and tqdm's own iteration of its
+# instances there raised "Set changed size during iteration" while programs made bars).
+tqdm.monitor_interval = 0
 BAR = tqdm(file=io.StringIO(), mininterval=0)
 LOG = logging.getLogger("family")
 LOG.setLevel(logging.INFO)

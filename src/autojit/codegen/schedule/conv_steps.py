@@ -4,8 +4,14 @@ of codegen/cpu/convolution/__init__.py, so that the plan's native program repeat
 The step's result and its scratch memory (the images laid out as the products read them, the
 packed weight, the weight gradient's partial sums) are buffers of the plan (buffers.py): the
 result shares a slot with values alive at other times, and the scratch, needed only while
-the step runs, is handed to the next step's outputs right after it. Operands of another layout
-or dtype than planned run through the op's impl, as a NodeStep does.
+the step runs, is handed to the next step's outputs right after it.
+
+The routines read C-contiguous operands. An operand the plan makes as a strided view (a
+ConvNeXt block's `permute` back to channels first, a ViT's patch gradient reshaped from its
+transposed tokens) is copied in C order by a kernel of the step's own, reading the view's
+source through the view's strides (group_steps.fold_layout), so that the program repeats the
+copy too. Operands of another layout or dtype than planned run through the op's impl, as a
+NodeStep does.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from ...ops.registry import Extern
-from ..cpu import convolution
+from ..cpu import convolution, workers
 from .environment_keys import RECORD, REUSE
 from .steps import NodeStep
 
@@ -40,9 +46,16 @@ def convolves(node) -> bool:
 class ConvStep(NodeStep):
     """One convolution product (see the module docstring)."""
 
-    def __init__(self, node):
+    def __init__(self, node, copies=(None, None)):
         super().__init__(node)
         first, second = node.inputs
+        # Per operand: (the key and shape of its source, the compiled copy) where the plan
+        # makes it a strided view (group_steps.strided_copy), else None; the copies' buffers,
+        # kept from call to call. The sources are values the step reads (plan.step_reads).
+        self._copies = [None if copy is None else (id(copy[0]), tuple(copy[0].shape), copy[1])
+                        for copy in copies]
+        self.copy_sources = [copy[0] for copy in copies if copy is not None]
+        self._copied: list = [None, None]
         dtype = node.output.dtype.numpy
         self.geometry = convolution.geometry(
             _KINDS[node.op.lowering.routine], tuple(first.shape), tuple(second.shape),
@@ -71,6 +84,9 @@ class ConvStep(NodeStep):
 
     def run(self, environment: dict) -> None:
         first, second = (environment[key] for key in self._keys)
+        if self._copies[0] is not None or self._copies[1] is not None:
+            first, second = (self._contiguous(index, array, environment)
+                             for index, array in enumerate((first, second)))
         node = self.node
         if not all(array.__class__ is np.ndarray and array.flags.c_contiguous and
                    array.dtype == self._dtype and array.shape == value.shape
@@ -94,8 +110,42 @@ class ConvStep(NodeStep):
                 record.call(function, words, pointers, first, second, out, scratch,
                             geometry.table, parts=parts)
 
+    def _contiguous(self, index: int, array, environment: dict):
+        """Operand `index` in C order: copied by the step's kernel from the source of the
+        strided view it is, where that source is the array planned; else as it is (run()
+        then hands the node to its impl)."""
+        copy = self._copies[index]
+        if copy is None or array.__class__ is not np.ndarray or array.flags.c_contiguous:
+            return array
+        key, shape, compiled = copy
+        source = environment[key]
+        if source.__class__ is not np.ndarray or not source.flags.c_contiguous or \
+                source.shape != shape or source.dtype != self._dtype:
+            return array
+        reuse = environment.get(REUSE, False)
+        out = self._copied[index] if reuse else None
+        if out is None:
+            out = np.empty(array.shape, self._dtype)
+            if reuse:  # a value no other step reads
+                self._copied[index] = out
+        compiled([source], [out])
+        record = environment.get(RECORD)
+        if record is not None:
+            address = workers.data_address
+            table = np.array([compiled.entry_pointers([address(source), address(out)])],
+                             np.int64)
+            record.kernel(compiled.address, table, source, out)
+        return out
+
     def kept_arrays(self) -> list:
-        return [array for array in (*self._kept, self.geometry.table) if array is not None]
+        # (a generic copy kernel reads its sizes from an array of its own, as KernelStep's)
+        sizes = [getattr(copy[2], "sizes", None) for copy in self._copies if copy is not None]
+        return [array for array in (*self._kept, *self._copied, self.geometry.table, *sizes)
+                if array is not None]
 
     def describe(self) -> str:
-        return f"convolution {self.node.op.name}"
+        copied = [f"%{value.id}" for value, copy in zip(self.node.inputs, self._copies)
+                  if copy is not None]
+        return f"convolution {self.node.op.name}" + (
+            f" (reading {', '.join(copied)} copied in C order)" if copied else "")
+

@@ -50,6 +50,7 @@ from .group_steps import (
     indexes_rows,
     is_elementwise,
     part_steps,
+    strided_copy,
 )
 from .in_place import plan_in_place_updates
 from .matmul_steps import (
@@ -292,7 +293,9 @@ def _build_plan(graph: Graph, compile_kernel, generic: bool, host: bool,
         elif host and not generic and indexes_rows(node):
             steps.append(IndexedRowsStep(node, node.op.lowering.routine == "indexed_scatter"))
         elif host and not generic and convolves(node):
-            steps.append(ConvStep(node))
+            steps.append(ConvStep(node, [strided_copy(value, lambda view: kernel_name(
+                next(kernel_numbers), [view.producer]), compile_kernel)
+                for value in node.inputs]))
         else:
             parts = part_steps(node, compile_kernel, kernel_numbers) \
                 if host and not generic else None

@@ -185,23 +185,50 @@ def copied_view(node) -> bool:
     return fold_layout(node.output, node.output.shape)[0] is node.output
 
 
+def _clone_kernel(name: str, value: Value, folded: tuple) -> Kernel:
+    """A kernel writing `value` in C order, read where `folded` (fold_layout's) says."""
+    origin, strides, offset = folded
+    return Kernel(name=name, shape=value.shape,
+                  inputs=[KernelInput(origin.dtype, strides, offset)],
+                  steps=[Step(CLONE, (Operand("input", 0),), {}, None, value.dtype)],
+                  outputs=[KernelOutput(0, value.dtype)])
+
+
 def copy_step(node, name: str, compile_kernel):
     """A kernel copying the input of a C-order layout (`copied_view`) in C order, through the
     strides of the view it is: its result, reshaped, is the layout's value."""
     source = node.inputs[0]
-    origin, strides, offset = fold_layout(source, source.shape)
-    kernel = Kernel(name=name, shape=source.shape,
-                    inputs=[KernelInput(origin.dtype, strides, offset)],
-                    steps=[Step(CLONE, (Operand("input", 0),), {}, None, source.dtype)],
-                    outputs=[KernelOutput(0, source.dtype)])
+    folded = fold_layout(source, source.shape)
+    kernel = _clone_kernel(name, source, folded)
     try:
         compiled = compile_kernel(kernel)
     except NotImplementedError:
         return NodeStep(node)
-    step = KernelStep(kernel, compiled, [origin], [(node.output, node.output.shape)])
+    step = KernelStep(kernel, compiled, [folded[0]], [(node.output, node.output.shape)])
     step.split = split_kernel(kernel, compile_kernel)
     step.nodes = [node]
     return step
+
+
+def strided_copy(value, name, compile_kernel) -> tuple | None:
+    """For an operand that must be C-contiguous (a ConvStep's) where the plan makes `value` a
+    strided view: (the value whose array it views, a compiled kernel copying it in C order
+    from there); else None (`name(value)` names the kernel)."""
+    if not isinstance(value, Value):
+        return None
+    folded = fold_layout(value, value.shape)
+    source, strides, offset = folded
+    shape = tuple(value.shape)
+    own = tuple(0 if extent == 1 else stride
+                for extent, stride in zip(shape, contiguous_strides(shape)))
+    if source is value or (strides == own and not offset) or \
+            value.dtype not in COPIED_DTYPES:
+        return None
+    try:
+        compiled = compile_kernel(_clone_kernel(name(value), value, folded))
+    except NotImplementedError:
+        return None
+    return source, compiled
 
 
 def part_steps(node, compile_kernel, numbers) -> list | None:

@@ -16,6 +16,7 @@ NodeStep does.
 
 from __future__ import annotations
 
+import math
 from types import SimpleNamespace
 
 import numpy as np
@@ -49,22 +50,32 @@ class ConvStep(NodeStep):
     def __init__(self, node, copies=(None, None)):
         super().__init__(node)
         first, second = node.inputs
-        # Per operand: (the key and shape of its source, the compiled copy) where the plan
-        # makes it a strided view (group_steps.strided_copy), else None; the copies' buffers,
-        # kept from call to call. The sources are values the step reads (plan.step_reads).
-        self._copies = [None if copy is None else (id(copy[0]), tuple(copy[0].shape), copy[1])
-                        for copy in copies]
-        self.copy_sources = [copy[0] for copy in copies if copy is not None]
-        self._copied: list = [None, None]
         dtype = node.output.dtype.numpy
         self.geometry = convolution.geometry(
             _KINDS[node.op.lowering.routine], tuple(first.shape), tuple(second.shape),
             convolution.attrs_key(node.attrs), dtype.str)
         self._keys = (id(first), id(second))
         self._dtype = dtype
+        # Per operand: (the key and shape of its source, the compiled copy, where its copy
+        # lies in the scratch past the routines' part) where the plan makes it a strided view
+        # (group_steps.strided_copy), else None. The sources are values the step reads
+        # (plan.step_reads); the copies live only while the step runs, as the scratch does.
+        self._copies: list = []
+        self._copy_elements = 0
+        line = 64 // dtype.itemsize
+        for value, copy in zip((first, second), copies):
+            if copy is None:
+                self._copies.append(None)
+                continue
+            self._copies.append((id(copy[0]), tuple(copy[0].shape), copy[1],
+                                 self._copy_elements))
+            self._copy_elements += -(-math.prod(value.shape) // line) * line
+        self.copy_sources = [copy[0] for copy in copies if copy is not None]
         # Buffers (buffers.py): the result, and the scratch, a value no other step reads.
-        self.scratch = SimpleNamespace(shape=(self.geometry.scratch_elements(),),
-                                       dtype=SimpleNamespace(numpy=dtype))
+        self._line = line
+        self.scratch = SimpleNamespace(
+            shape=(self._routines_part() + self._copy_elements,),
+            dtype=SimpleNamespace(numpy=dtype))
         self.reusable = [False, False]
         self.slots: list = [None, None]
         self._kept: list = [None, None]
@@ -82,10 +93,28 @@ class ConvStep(NodeStep):
             kept = self._kept[index] = self.slots[index].take(shape, self._dtype)
         return kept
 
+    def _scratch(self, environment: dict) -> tuple:
+        """(the scratch array, the elements of it the routines use, from its start). It holds
+        a part's room per core (convolution.Geometry.parts), counted when the plan was made: a
+        process whose workers have more parts (a child forked with other cores) gets scratch
+        of its own. The operands' copies follow the routines' part."""
+        size = self._routines_part()
+        needed = size + self._copy_elements
+        scratch = self._buffer(1, self.scratch.shape, environment) \
+            if needed <= self.scratch.shape[0] else np.empty(needed, self._dtype)
+        return scratch, size
+
+    def _routines_part(self) -> int:
+        """The routines' scratch elements, rounded up to a cache line when copies follow."""
+        size = self.geometry.scratch_elements()
+        return -(-size // self._line) * self._line if self._copy_elements else size
+
     def run(self, environment: dict) -> None:
         first, second = (environment[key] for key in self._keys)
-        if self._copies[0] is not None or self._copies[1] is not None:
-            first, second = (self._contiguous(index, array, environment)
+        scratch = None
+        if self._copy_elements:
+            scratch, size = self._scratch(environment)
+            first, second = (self._contiguous(index, array, environment, scratch, size)
                              for index, array in enumerate((first, second)))
         node = self.node
         if not all(array.__class__ is np.ndarray and array.flags.c_contiguous and
@@ -95,12 +124,8 @@ class ConvStep(NodeStep):
             return
         geometry = self.geometry
         out = self._buffer(0, tuple(node.output.shape), environment)
-        # The scratch holds a part's room per core (convolution.Geometry.parts), counted when
-        # the plan was made: a process whose workers have more parts (a child forked with
-        # other cores) gets scratch of its own.
-        size = geometry.scratch_elements()
-        scratch = self._buffer(1, self.scratch.shape, environment) \
-            if size <= self.scratch.shape[0] else np.empty(size, self._dtype)
+        if scratch is None:
+            scratch, _ = self._scratch(environment)
         calls = geometry.calls(first, second, out, scratch)
         geometry.run_calls(calls)
         environment[id(node.output)] = out
@@ -110,37 +135,33 @@ class ConvStep(NodeStep):
                 record.call(function, words, pointers, first, second, out, scratch,
                             geometry.table, parts=parts)
 
-    def _contiguous(self, index: int, array, environment: dict):
-        """Operand `index` in C order: copied by the step's kernel from the source of the
-        strided view it is, where that source is the array planned; else as it is (run()
-        then hands the node to its impl)."""
+    def _contiguous(self, index: int, array, environment: dict, scratch, start: int):
+        """Operand `index` in C order: copied into the scratch (from element `start` on) by
+        the step's kernel from the source of the strided view it is, where that source is
+        the array planned; else as it is (run() then hands the node to its impl)."""
         copy = self._copies[index]
         if copy is None or array.__class__ is not np.ndarray or array.flags.c_contiguous:
             return array
-        key, shape, compiled = copy
+        key, shape, compiled, offset = copy
         source = environment[key]
         if source.__class__ is not np.ndarray or not source.flags.c_contiguous or \
                 source.shape != shape or source.dtype != self._dtype:
             return array
-        reuse = environment.get(REUSE, False)
-        out = self._copied[index] if reuse else None
-        if out is None:
-            out = np.empty(array.shape, self._dtype)
-            if reuse:  # a value no other step reads
-                self._copied[index] = out
+        begin = start + offset
+        out = scratch[begin:begin + array.size].reshape(array.shape)
         compiled([source], [out])
         record = environment.get(RECORD)
         if record is not None:
             address = workers.data_address
             table = np.array([compiled.entry_pointers([address(source), address(out)])],
                              np.int64)
-            record.kernel(compiled.address, table, source, out)
+            record.kernel(compiled.address, table, source, scratch)
         return out
 
     def kept_arrays(self) -> list:
         # (a generic copy kernel reads its sizes from an array of its own, as KernelStep's)
         sizes = [getattr(copy[2], "sizes", None) for copy in self._copies if copy is not None]
-        return [array for array in (*self._kept, *self._copied, self.geometry.table, *sizes)
+        return [array for array in (*self._kept, self.geometry.table, *sizes)
                 if array is not None]
 
     def describe(self) -> str:

@@ -169,4 +169,3 @@ class ConvStep(NodeStep):
                   if copy is not None]
         return f"convolution {self.node.op.name}" + (
             f" (reading {', '.join(copied)} copied in C order)" if copied else "")
-

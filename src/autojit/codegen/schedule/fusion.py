@@ -46,6 +46,7 @@ from .group_steps import (
     SUPPORTED_DTYPES,
     copied_view,
     copy_step,
+    gathers_along_last_dim,
     group_step,
     indexes_rows,
     is_elementwise,
@@ -64,7 +65,7 @@ from .overlap import run_in_background
 from .placement import place_parts
 from .plan import Plan, step_makes, step_reads, value_operands
 from .recompute import recompute_across_groups
-from .steps import IndexedRowsStep, NodeStep, folds_into_strides
+from .steps import GatherRowsStep, IndexedRowsStep, NodeStep, folds_into_strides
 
 
 class _Group:
@@ -292,6 +293,8 @@ def _build_plan(graph: Graph, compile_kernel, generic: bool, host: bool,
                                     compile_kernel))
         elif host and not generic and indexes_rows(node):
             steps.append(IndexedRowsStep(node, node.op.lowering.routine == "indexed_scatter"))
+        elif host and not generic and gathers_along_last_dim(node):
+            steps.append(GatherRowsStep(node))
         elif host and not generic and convolves(node):
             steps.append(ConvStep(node, [strided_copy(value, lambda view: kernel_name(
                 next(kernel_numbers), [view.producer]), compile_kernel)

@@ -167,6 +167,28 @@ def indexes_rows(node) -> bool:
         all(isinstance(extent, int) for extent in (*data.shape, *index.shape))
 
 
+# A gather along the last dim runs natively (GatherRowsStep) for at most this many blocks of
+# the dims before it: one native call each.
+GATHERED_BLOCKS = 64
+
+
+def gathers_along_last_dim(node) -> bool:
+    """Whether a node is a gather (torch.gather) along its data's last dim, at fixed sizes,
+    whose index has the data's extents in the other dims, with at most GATHERED_BLOCKS blocks
+    before that dim: GatherRowsStep runs it."""
+    lowering = node.op.lowering
+    if lowering.__class__ is not Extern or lowering.routine != "gather_along_dim":
+        return False
+    data, index = node.inputs
+    if not isinstance(data, Value) or not isinstance(index, Value) or not data.shape or \
+            index.dtype is not dtypes.int64 or data.dtype not in COPIED_DTYPES:
+        return False
+    shape, index_shape = tuple(data.shape), tuple(index.shape)
+    return node.attrs.get("dim") % len(shape) == len(shape) - 1 and \
+        all(isinstance(extent, int) for extent in (*shape, *index_shape)) and \
+        index_shape[:-1] == shape[:-1] and math.prod(shape[:-1]) <= GATHERED_BLOCKS
+
+
 def copied_view(node) -> bool:
     """Whether `node` is a layout that reads its input in C order (a reshape) over memory
     where no strides can say it (a reshape of a transposed view): NumPy's impl would copy, so

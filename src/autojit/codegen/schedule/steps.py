@@ -168,6 +168,56 @@ class IndexedRowsStep(NodeStep):
         return f"rows {self.node.op.name}"
 
 
+class GatherRowsStep(NodeStep):
+    """A gather along the last dim (`gather_along_last_dim`: a BERT embedding's token-type ids
+    taken from a buffer at the positions) run natively by rows.py's gather with rows of one
+    element: for each index of the dims before the last, that block's elements of the index
+    pick elements of the data's block, so that the plan's native program repeats it. The
+    data's blocks may lie anywhere (an expanded buffer's are one block), each with its last
+    dim's elements one after another; other layouts, and an index not C-contiguous, run
+    through the impl, as a NodeStep does."""
+
+    def __init__(self, node):
+        super().__init__(node)
+        data, index = node.inputs
+        self._dtype = data.dtype.numpy
+        self._rows, self._count = data.shape[-1], index.shape[-1]
+        self._function = rows.function("gather")
+        self.compiled = self  # Program._fail asks the failing step's `compiled`
+        self._keys = (id(data), id(index))
+
+    check_status = IndexedRowsStep.check_status
+
+    def run(self, environment: dict) -> None:
+        data, index = (environment[key] for key in self._keys)
+        item = self._dtype.itemsize
+        if self._function is None or data.__class__ is not np.ndarray or \
+                index.__class__ is not np.ndarray or not index.flags.c_contiguous or \
+                index.dtype != np.int64 or data.dtype != self._dtype or \
+                (data.strides[-1] != item and self._rows > 1):
+            super().run(environment)
+            return
+        out = np.empty(self.node.output.shape, self._dtype)
+        address = workers.data_address
+        record = environment.get(RECORD)
+        strides = data.strides[:-1]
+        for block, place in enumerate(np.ndindex(data.shape[:-1])):
+            start = sum(position * stride for position, stride in zip(place, strides))
+            table = np.array([address(data) + start,
+                              address(out) + block * self._count * item,
+                              address(index) + block * self._count * 8,
+                              self._count, item, self._rows], np.int64)
+            status = rows.call(self._function, table)
+            if status:
+                self.check_status(status)
+            if record is not None:
+                record.call(self._function, table.tolist(), (0, 1, 2), data, index, out)
+        environment[id(self.node.output)] = out
+
+    def describe(self) -> str:
+        return f"rows {self.node.op.name} along the last dim"
+
+
 class NodesStep:
     """A group the backend could not compile, run node by node."""
 

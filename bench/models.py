@@ -27,8 +27,8 @@ torchvision's wheels are CUDA builds whose `_C` extension cannot load beside a C
 two operators are defined as Python stubs first (transformers imports torchvision too), as the
 models do not call them; under the drop-in, whose own versions of torchvision's operators
 (drop_in/torchvision_ops.py) need none, the stubs stand for those two, as the same code runs
-for both frameworks (and for an older tree given with --against). Figures: docs/performance.md ("The library
-models").
+for both frameworks (and for an older tree given with --against). Figures:
+docs/performance.md ("The library models").
 """
 
 from __future__ import annotations

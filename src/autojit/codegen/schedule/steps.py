@@ -169,13 +169,13 @@ class IndexedRowsStep(NodeStep):
 
 
 class GatherRowsStep(NodeStep):
-    """A gather along the last dim (`gather_along_last_dim`: a BERT embedding's token-type ids
-    taken from a buffer at the positions) run natively by rows.py's gather with rows of one
-    element: for each index of the dims before the last, that block's elements of the index
-    pick elements of the data's block, so that the plan's native program repeats it. The
-    data's blocks may lie anywhere (an expanded buffer's are one block), each with its last
-    dim's elements one after another; other layouts, and an index not C-contiguous, run
-    through the impl, as a NodeStep does."""
+    """A gather along the last dim (chosen by group_steps.gathers_along_last_dim: a BERT
+    embedding's token-type ids taken from a buffer at the positions) run natively by rows.py's
+    gather with rows of one element: for each index of the dims before the last, that block's
+    elements of the index pick elements of the data's block, so that the plan's native program
+    repeats it. The data's blocks may lie anywhere (an expanded buffer's are one block), each
+    with its last dim's elements one after another; other layouts, and an index not
+    C-contiguous, run through the impl, as a NodeStep does."""
 
     def __init__(self, node):
         super().__init__(node)

@@ -124,3 +124,57 @@ def test_a_property_whose_id_was_reused_keeps_its_own_name(monkeypatch):
     prop = Tensor.__dict__["is_nested"]
     monkeypatch.setitem(nested._PROPERTIES, id(prop), (property(lambda self: 0), "is_cuda"))
     assert nt.detach().is_nested is True
+
+
+@pytest.mark.parametrize("call", [
+    lambda L, nt: nt.sum(-1, keepdim=True), lambda L, nt: L.sum(nt, dim=2, keepdim=True),
+    lambda L, nt: nt.sum([-1], True), lambda L, nt: nt.sum(-1), lambda L, nt: nt.sum(1, True),
+    lambda L, nt: nt.sum(3, True), lambda L, nt: nt.sum((1, 2), True),
+    lambda L, nt: nt.sum(None, True), lambda L, nt: nt.sum(-1, True, dtype=L.float64),
+    lambda L, nt: nt.int().sum(-1, True), lambda L, nt: nt.to(L.uint8).sum(-1, True),
+    lambda L, nt: nt.bool().sum(-1, True), lambda L, nt: nt.sum(),
+    lambda L, nt: L.nested.nested_tensor([L.ones(2, 0, 3), L.ones(1, 2, 3)]).sum(-1, True),
+    lambda L, nt: L.nested.nested_tensor([L.arange(3.0), L.arange(5.0)]).sum(-1, True),
+    lambda L, nt: L.nested.nested_tensor([L.ones(2, 0), L.ones(1, 0)]).sum(-1, True),
+])
+def test_nested_sum_over_the_last_dim_is_torchs(call):
+    theirs, ours = _both(call)
+    assert ours[0] == theirs[0]
+    if ours[0] == "ok":
+        _same(_plain(ours[1]), _plain(theirs[1]))
+    elif ours[0] == "NotImplementedError":
+        assert ours[1].split(" backend.")[0] == theirs[1].split(" backend.")[0]
+    else:
+        assert ours[1] == theirs[1]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_nested_sum_values_and_gradients_are_torchs(dtype):
+    rng = np.random.default_rng(3)
+    parts = [rng.standard_normal(shape) for shape in ((3, 2, 7), (1, 4, 7), (2, 3, 7))]
+    grads = [rng.standard_normal(shape[:-1] + (1,)) for shape in ((3, 2, 7), (1, 4, 7),
+                                                                  (2, 3, 7))]
+    results = []
+    for lib in (torch, autojit):
+        kind = getattr(lib, dtype)
+        leaves = [lib.tensor(part, dtype=kind, requires_grad=True) for part in parts]
+        summed = lib.nested.as_nested_tensor(leaves).sum(-1, keepdim=True)
+        summed.backward(lib.nested.nested_tensor([lib.tensor(g, dtype=kind) for g in grads]))
+        results.append(([p.float().tolist() for p in summed.unbind()],
+                        [leaf.grad.float().tolist() for leaf in leaves], summed.grad_fn.name()))
+    theirs, ours = results
+    assert ours[2] == theirs[2] == "SumBackwardAutogradNestedTensor1"
+    tolerance = 1e-2 if dtype == "float16" else 1e-6
+    for mine, other in zip(ours[0] + ours[1], theirs[0] + theirs[1]):
+        assert np.allclose(mine, other, rtol=tolerance, atol=tolerance)
+
+
+def test_nested_sum_saves_its_input_for_backward():
+    # torch's test_per_dispatch_key_input_saving: sum's input is saved for nested tensors, so
+    # writing it in place before backward raises.
+    for lib in (torch, autojit):
+        x = lib.nested.nested_tensor([lib.rand(2), lib.rand(2)], requires_grad=True).clone()
+        result = x.sum(-1, keepdim=True)
+        x.add_(x)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            result.backward(lib.nested.nested_tensor([lib.rand(1), lib.rand(1)]))

@@ -8,16 +8,18 @@ Its `__torch_function__` answers the questions about its sizes as torch does (`d
 `size(0)`, a regular dimension's size; `size()` of an irregular one raises), unbinds into
 views of the buffer, and runs elementwise ops on the buffer, with numbers, 0-d tensors or
 nested tensors of the same sizes; other ops raise torch's NotImplementedError for the nested
-backend. Autograd runs through the buffer: gradients reach the tensors a nested tensor was
-made of, and come out of `unbind`, `values` and `to_padded_tensor`. Nested tensors do not go
-through autojit.compile (a compiled function takes dense tensors), and torch's jagged layout
-is not here.
+backend; `sum` reduces the last dim (keepdim=True, as torch requires), saving its input for
+backward as torch does. Autograd runs through the buffer: gradients reach the tensors a nested
+tensor was made of, and come out of `unbind`, `values`, `sum` and `to_padded_tensor`. Nested
+tensors do not go through autojit.compile (a compiled function takes dense tensors), and
+torch's jagged layout is not here.
 """
 
 from __future__ import annotations
 
 import math
 
+from .autograd.function import Function
 from .nn import functional as F
 from .ops.functional import cat, stack
 from .tensor import dtypes
@@ -92,10 +94,14 @@ class NestedTensor(Tensor):
                 return func(*args, **kwargs)
         if name in _ELEMENTWISE:
             return _elementwise(func, name, args, kwargs)
-        raise NotImplementedError(
-            f"Could not run 'aten::{name}' with arguments from the 'NestedTensorCPU' backend. "
-            "This could be because the operator doesn't exist for this backend, or was omitted "
-            "during the selective/custom build process (if using custom build).")
+        raise _not_implemented(name)
+
+
+def _not_implemented(name: str) -> NotImplementedError:
+    return NotImplementedError(
+        f"Could not run 'aten::{name}' with arguments from the 'NestedTensorCPU' backend. "
+        "This could be because the operator doesn't exist for this backend, or was omitted "
+        "during the selective/custom build process (if using custom build).")
 
 
 # id(property) -> (the property, its name on Tensor). The property is kept with its name: a
@@ -189,9 +195,7 @@ def _unbind(self: NestedTensor, dim: int = 0) -> tuple:
     if dim != 0:
         raise RuntimeError(f"NestedTensor can only be unbound along dimension 0 got dimension "
                            f"{dim} instead.")
-    buffer = self._buffer()
-    return tuple(buffer.narrow(0, start, math.prod(size)).view(size)
-                 for start, size in zip(_offsets(self._nested_sizes), self._nested_sizes))
+    return tuple(_pieces(self._buffer(), self._nested_sizes))
 
 
 def _getitem(self: NestedTensor, index):
@@ -275,6 +279,87 @@ def _grad(self: NestedTensor):
     return grad
 
 
+# ---- sum over the last dim -------------------------------------------------------------------
+
+_ONE_DIM = "NestedTensor only allows reduction of a single dimension for now."
+_NO_SUM = frozenset(("bool", "complex64", "complex128", "complex32"))
+
+
+class _SumLastDim(Function):
+    """The sum of each component over its last dim, keeping it, on the flat buffer. The input
+    is saved for backward, as torch's nested kernel saves it: writing it in place afterwards
+    makes backward raise "modified by an inplace operation"."""
+
+    @staticmethod
+    def forward(ctx, buffer: Tensor, sizes: tuple) -> Tensor:
+        ctx.save_for_backward(buffer)
+        ctx.sizes = sizes
+        parts = [piece.sum(-1, keepdim=True, dtype=piece.dtype).reshape(-1)
+                 for piece in _pieces(buffer, sizes)]
+        return cat(parts) if parts else buffer.new_zeros(0)
+
+    @staticmethod
+    def backward(ctx, grad: Tensor):
+        ctx.saved_tensors  # noqa: B018 - the version check of the saved input
+        if isinstance(grad, NestedTensor):
+            grad = grad._buffer()
+        kept = tuple(size[:-1] + (1,) for size in ctx.sizes)
+        parts = [piece.expand(size).reshape(-1)
+                 for piece, size in zip(_pieces(grad, kept), ctx.sizes)]
+        return (cat(parts) if parts else grad.new_zeros(0)), None
+
+
+# torch's name of the node (grad_fn=<SumBackwardAutogradNestedTensor1>)
+_SumLastDim._backward_cls.__name__ = "SumBackwardAutogradNestedTensor1"
+_SumLastDim._backward_cls.__qualname__ = "SumBackwardAutogradNestedTensor1"
+
+
+def _pieces(buffer: Tensor, sizes: tuple) -> list:
+    """The components of a flat buffer of these sizes, as views of it."""
+    return [buffer.narrow(0, start, math.prod(size)).view(size)
+            for start, size in zip(_offsets(sizes), sizes)]
+
+
+def _sum(self: NestedTensor, dim=_ONE_DIM, keepdim: bool = False, *, dtype=None,
+         **kwargs):
+    """torch's sum of a strided nested tensor: over the last dim only, with keepdim=True and
+    no dtype, each component summed in its own dtype (no promotion of integers)."""
+    if dim is _ONE_DIM:  # sum() over everything: torch has no nested kernel for it
+        raise _not_implemented("sum")
+    if kwargs:
+        raise TypeError(f"sum() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    if isinstance(dim, (tuple, list)):
+        if len(dim) != 1:
+            raise RuntimeError(_ONE_DIM)
+        dim = dim[0]
+    if dim is None:
+        raise RuntimeError(_ONE_DIM)
+    ndim = _dim(self)
+    if not -ndim <= dim < ndim:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, "
+                         f"{ndim - 1}], but got {dim})")
+    if dim % ndim != ndim - 1:
+        raise RuntimeError(f"NestedTensor can only be reduced across the last dimension for "
+                           f"now got dimension {dim % ndim} instead.")
+    if not keepdim:
+        raise RuntimeError("NestedTensor always requires keepdim=True for now.")
+    if dtype is not None:
+        raise RuntimeError("NestedTensor does not support dtype argument for now.")
+    kind = self.dtype
+    if kind.name in _NO_SUM:
+        raise NotImplementedError(f'"nested_sum_dim_cpu" not implemented for '
+                                  f"'{dtypes.SCALAR_TYPE_NAMES[kind.name]}'")
+    sizes = self._nested_sizes
+    if sizes and not sizes[0]:
+        raise IndexError(f"select(): index -1 out of range for tensor of size [{len(sizes)}, "
+                         "0] at dimension 1")
+    summed = _SumLastDim.apply(self._buffer(), sizes)
+    # The Function's own result, nested in place: its grad_fn is the sum's node, as torch's.
+    summed.__class__ = NestedTensor
+    summed._nested_sizes = tuple(size[:-1] + (1,) for size in sizes)
+    return summed
+
+
 def _refuse_len(self: NestedTensor):
     raise RuntimeError(_NO_SIZES)
 
@@ -286,7 +371,7 @@ _HANDLERS = {
     "_nested_tensor_storage_offsets": _storage_offsets, "to_padded_tensor": to_padded_tensor,
     "contiguous": _contiguous, "is_contiguous": _is_contiguous, "__repr__": _repr,
     "__str__": _repr, "__len__": _refuse_len, "is_nested": lambda self: True,
-    "__format__": lambda self, spec: _repr(self), "grad": _grad,
+    "__format__": lambda self, spec: _repr(self), "grad": _grad, "sum": _sum,
 }
 
 

@@ -2,7 +2,8 @@
 base class, torch._C._functions' DelayedError and UndefinedGrad (nodes called on tensors), the
 Error node once_differentiable leaves, gradcheck's checks of undefined gradients (backward and
 forward mode), the in-place ops torch gives no derivative (acosh_), and the non-reentrant
-checkpoint's rule that a backward unpacks each saved value once. Each program runs under torch
+checkpoint's rule that a backward unpacks each saved value once, and the metadata of the
+gradients a node takes (`_input_metadata`). Each program runs under torch
 and under autojit."""
 
 from __future__ import annotations
@@ -272,6 +273,39 @@ def test_detached_saved_input_raises_on_every_backward():
                 a.detach_()
             outcomes.append(error_of(b.backward))
         return outcomes
+
+    expected, actual = both(program)
+    assert actual == expected
+
+
+# ---- _input_metadata ---------------------------------------------------------------------------
+
+def test_input_metadata_describes_each_forward_output():
+    # torch's test_grad_fn_input_metadata, but for its jagged nested tensor (autojit has none)
+    def program(t):
+        def described(node):
+            return [(m.shape, str(m.dtype).split(".")[1], str(m.device), m.is_nested_tensor,
+                     m.is_cpp_nested_tensor) for m in node._input_metadata]
+
+        x = t.rand(2, requires_grad=True)
+        y = t.rand(2, requires_grad=True)
+        b = t.rand(3, 3, requires_grad=True, dtype=t.float64)
+        var, _ = t.var_mean(b, dim=0)
+
+        class Pair(t.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2, 3, x.double()
+
+            @staticmethod
+            def backward(ctx, a, b, c):
+                return a
+
+        return [described((x * y).grad_fn), described((x * y).grad_fn.next_functions[0][0]),
+                described(var.grad_fn), described(b.unbind()[0].grad_fn),
+                described(b.expand(2, 3, 3).grad_fn), described(b.sum().grad_fn),
+                described(Pair.apply(x)[0].grad_fn),
+                type((x * y).grad_fn._input_metadata[0]).__name__]
 
     expected, actual = both(program)
     assert actual == expected

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import abc
 
+import numpy as np
+
 from ..ops import registry
 from ..tensor import dtypes
 from ..tensor.state import state
@@ -49,7 +51,7 @@ from .view_history import refresh_view
 class OpNode(_GraphNode):
     """The grad_fn of a primitive's output; also the `ctx` its VJP rule reads."""
 
-    __slots__ = ("op", "attrs", "_saved", "_saved_out", "_released", "_scalars")
+    __slots__ = ("op", "attrs", "_saved", "_saved_out", "_released", "_scalars", "_out_meta")
 
     @property
     def inputs(self) -> tuple:
@@ -99,6 +101,12 @@ class OpNode(_GraphNode):
         finally:
             if not self._released:
                 self._saved, self._saved_out, self._packed = saved, saved_out, True
+
+    def _output_metadata(self) -> tuple:
+        try:
+            return (self._out_meta,)
+        except AttributeError:  # a node not made by record
+            return ()
 
     def __getattr__(self, name: str):
         # torch's per-node accessors of saved values (_saved_self, _raw_saved_result, ...)
@@ -195,6 +203,9 @@ def record(op, inputs: tuple, attrs: dict, out: Tensor, special: bool = True) ->
     node.needs_input_grad = _needs_table[tuple(needs)]
     node.next_functions = tuple(edges)
     node.input_meta = meta if symbolic else _meta_table[tuple(meta)]
+    data = out._payload  # the output's (shape, dtype[, device]): its _input_metadata
+    node._out_meta = _meta_table[data.shape, out._dtype] if data.__class__ is _NDARRAY else \
+        (tuple(out.shape), out._dtype, out.device)
     node._saved_out = None
     for index in op.saves:
         if index.__class__ is tuple:  # (what, j): kept only when input j needs a gradient
@@ -241,6 +252,7 @@ def record(op, inputs: tuple, attrs: dict, out: Tensor, special: bool = True) ->
 
 
 _new = object.__new__
+_NDARRAY = np.ndarray
 
 
 class _Interned(dict):

@@ -34,7 +34,10 @@ _classes: dict = {}
 class SharedNode(Node):
     """The grad_fn of every output of one composite call (a class per torch node name)."""
 
-    __slots__ = ("_roots", "_boundary", "_inner", "_released")
+    __slots__ = ("_roots", "_boundary", "_inner", "_released", "_out_metas")
+
+    def _output_metadata(self) -> tuple:
+        return self._out_metas
 
     def apply(self, grads: list) -> list:
         if self._released:
@@ -172,6 +175,8 @@ def share_node(outputs: tuple, inputs: tuple, name: str) -> tuple:
         inner.release = _ReleaseLater(inner)
     node._released = False
     node.output_count = len(outputs)
+    node._out_metas = tuple((tuple(out.shape), out._dtype, out.device)
+                            if isinstance(out, Tensor) else None for out in outputs)
     for output_nr, out in enumerate(outputs):
         if isinstance(out, Tensor) and out.grad_fn is not None:
             out.grad_fn = node

@@ -14,6 +14,8 @@ import itertools
 import weakref
 from typing import NamedTuple
 
+from ..tensor import dtypes
+from ..tensor.device import CPU
 from ..tensor.tensor import Tensor
 from .view_history import refresh_view
 
@@ -59,6 +61,19 @@ class Node:
         """Gradients w.r.t. the inputs (one per next_functions entry) from output gradients."""
         raise NotImplementedError
 
+    @property
+    def _input_metadata(self) -> tuple:
+        """torch's metadata of the gradients this node takes, one per output of the forward
+        (shape, dtype, device): an InputMetadata each."""
+        return tuple(InputMetadata(*meta) if meta is not None else InputMetadata()
+                     for meta in self._output_metadata())
+
+    def _output_metadata(self) -> tuple:
+        """(shape, dtype[, device]) per forward output, None for one that is not a tensor;
+        each kind of node answers from what it keeps (a custom Function's node its
+        `_output_meta`)."""
+        return getattr(self, "_output_meta", ())
+
     def release(self) -> None:
         """Free saved values (called when retain_graph is False)."""
 
@@ -89,6 +104,28 @@ class AccumulateGrad(Node):
 
     def apply(self, grads):
         return []
+
+    def _output_metadata(self) -> tuple:
+        variable = self.variable
+        return ((tuple(variable.shape), variable._dtype, variable.device),)
+
+
+class InputMetadata:
+    """torch._C._autograd._InputMetadata: the shape (a list), dtype and device of a gradient
+    a node takes, and whether it is a nested tensor's."""
+
+    __slots__ = ("shape", "dtype", "device", "is_nested_tensor", "is_cpp_nested_tensor")
+
+    def __init__(self, shape=(), dtype=None, device=None):
+        self.shape = list(shape)
+        self.dtype = dtype if dtype is not None else dtypes.float32
+        self.device = device if device is not None else CPU
+        # autojit's nested tensors are Tensors over a flat buffer (autojit/nested.py): a node
+        # sees the buffer's gradient
+        self.is_nested_tensor = self.is_cpp_nested_tensor = False
+
+
+InputMetadata.__name__ = InputMetadata.__qualname__ = "_InputMetadata"  # torch's name
 
 
 def gradient_edge(tensor: Tensor) -> tuple:

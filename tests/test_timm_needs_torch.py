@@ -1,8 +1,9 @@
 """What timm's own test suite found missing or different in autojit, each against real torch:
-torch's `_foreach_*` multi-tensor functions (timm's EMA and optimizers), `Module._apply`
-recursing through each child's own `_apply` (timm's modules override it to drop caches on
-`.to()` / `to_empty()`), `Module._replicate_for_data_parallel`, and BatchNorm's
-`num_batches_tracked` made on the device asked for (timm builds models on `meta`)."""
+torch's `_foreach_*` multi-tensor functions (timm's EMA and optimizers; maximum and minimum of
+numbers too), `Module._apply` recursing through each child's own `_apply` (timm's modules
+override it to drop caches on `.to()` / `to_empty()`), `Module._replicate_for_data_parallel`,
+and BatchNorm's `num_batches_tracked` made on the device asked for (timm builds models on
+`meta`)."""
 
 from __future__ import annotations
 
@@ -35,6 +36,10 @@ def _same(ours, theirs):
     lambda t, x, y, z: t._foreach_mul(x, t.tensor(3.0, dtype=t.float64)),
     lambda t, x, y, z: t._foreach_div(x, y),
     lambda t, x, y, z: t._foreach_maximum(x, y),
+    # a number or a list of them, which Tensor.maximum does not take
+    lambda t, x, y, z: t._foreach_maximum(x, 1.2),
+    lambda t, x, y, z: t._foreach_minimum(x, [1.0, 2.0, 1]),
+    lambda t, x, y, z: t._foreach_maximum([t.tensor([1, 2, 3])], 2.5),
     lambda t, x, y, z: t._foreach_clamp_min(x, 1.0),
     lambda t, x, y, z: t._foreach_pow(x, 2.0),
     lambda t, x, y, z: t._foreach_pow(2.0, x),
@@ -60,6 +65,16 @@ def _same(ours, theirs):
 ])
 def test_foreach_out_of_place_matches_torch(call):
     _same(call(aj, *_lists(aj)), call(torch, *_lists(torch)))
+
+
+def test_foreach_maximum_of_numbers_has_torchs_gradient():
+    grads = []
+    for lib in (aj, torch):
+        x = lib.tensor([-1.0, 0.5, 2.0, float("nan")], requires_grad=True)
+        lib._foreach_maximum([x], [0.5])[0].sum().backward()
+        lib._foreach_minimum([x], 1)[0].sum().backward()
+        grads.append(x.grad.tolist())
+    assert grads[0] == grads[1]
 
 
 @pytest.mark.parametrize("name, extra", [

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import numbers
 
+from ..tensor import dtypes
+from ..tensor.creation import tensor as number_tensor
 from ..tensor.tensor import Tensor
 from .aten_namespace import register
 
@@ -22,6 +24,7 @@ _UNARY = ("abs", "acos", "asin", "atan", "ceil", "cos", "cosh", "erf", "erfc", "
           "round", "rsqrt", "sigmoid", "sign", "sin", "sinh", "sqrt", "tan", "tanh", "trunc")
 _BINARY = ("add", "sub", "mul", "div", "maximum", "minimum", "clamp_min", "clamp_max", "pow")
 _WITH_ALPHA = ("add", "sub")  # their tensor and tensor-list forms take alpha=
+_TENSOR_OTHER = ("maximum", "minimum")  # whose Tensor method takes no number
 
 
 def _tensors(self) -> list:
@@ -108,7 +111,17 @@ def _binary(name: str, inplace: bool):
         kwargs = _check_alpha(name, other, alpha) if name in _WITH_ALPHA else {}
         if alpha != 1 and name not in _WITH_ALPHA:
             raise TypeError(f"_foreach_{name}() got an unexpected keyword argument 'alpha'")
-        return _run(method, self, _operands(name, tensors, other), inplace=inplace, **kwargs)
+        operands = _operands(name, tensors, other)
+        if name in _TENSOR_OTHER and not inplace:
+            # Tensor.maximum takes a tensor only, torch's foreach kernels a number too: the
+            # number as a 0-d tensor, which promotes as a wrapped number does (a float one
+            # kept in float64 beside a floating tensor, which gives the result its dtype)
+            operands = [number_tensor(operand, device=each.device, dtype=dtypes.float64
+                                      if isinstance(operand, float) and
+                                      each.is_floating_point() else None)
+                        if isinstance(operand, numbers.Number) else operand
+                        for operand, each in zip(operands, tensors)]
+        return _run(method, self, operands, inplace=inplace, **kwargs)
 
     return function
 

@@ -1,4 +1,4 @@
-"""torch.gather along the last dim in a compiled plan, run natively (schedule/steps.py's
+"""torch.gather along the last dim in a compiled plan, run natively (schedule/row_steps.py's
 GatherRowsStep) so that the plan stays one native program.
 
 transformers' BERT embeddings take their token-type ids from a buffer with

@@ -5,7 +5,7 @@ call for each block of the dims before it), so that such a plan still runs as on
 program (program.py).
 
 Three functions, each `i32 f(ptr argument, i64 part)` reading its words from `argument` as
-the native runner's operations do (codegen/schedule/steps.py's IndexedRowsStep makes them):
+the native runner's operations do (codegen/schedule/row_steps.py's IndexedRowsStep makes them):
 
 - gather (source, index, out, count, row bytes, rows): out row i = source row index[i];
 - put (target, values, index, count, row bytes, rows): target row index[i] = values row i;

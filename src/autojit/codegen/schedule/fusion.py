@@ -65,7 +65,8 @@ from .overlap import run_in_background
 from .placement import place_parts
 from .plan import Plan, step_makes, step_reads, value_operands
 from .recompute import recompute_across_groups
-from .steps import GatherRowsStep, IndexedRowsStep, NodeStep, folds_into_strides
+from .row_steps import GatherRowsStep, IndexedRowsStep
+from .steps import NodeStep, folds_into_strides
 
 
 class _Group:
@@ -292,7 +293,11 @@ def _build_plan(graph: Graph, compile_kernel, generic: bool, host: bool,
             steps.append(copy_step(node, kernel_name(next(kernel_numbers), [node]),
                                     compile_kernel))
         elif host and not generic and indexes_rows(node):
-            steps.append(IndexedRowsStep(node, node.op.lowering.routine == "indexed_scatter"))
+            steps.append(IndexedRowsStep(
+                node, node.op.lowering.routine == "indexed_scatter",
+                [strided_copy(value, lambda view: kernel_name(next(kernel_numbers),
+                                                              [view.producer]), compile_kernel)
+                 for value in node.inputs[1:]]))
         elif host and not generic and gathers_along_last_dim(node):
             steps.append(GatherRowsStep(node))
         elif host and not generic and convolves(node):

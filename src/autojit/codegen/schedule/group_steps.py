@@ -147,7 +147,9 @@ def indexes_rows(node) -> bool:
     data: one index tensor on one dim (the first, an embedding's; or another, a cache's
     `index_copy_` at a position), every operand of the data's dtype at fixed sizes (the
     routines' attrs: `dims`, and the index stacked as (1, ...)); IndexedRowsStep runs it, once
-    for each index of the dims before that one."""
+    for each index of the dims before that one. A scatter's values may also be one Python
+    number (T5's decoder inputs shifted right write the start token, `ids[..., 0] = 0`): the
+    step writes it from rows of that number made once."""
     lowering = node.op.lowering
     if lowering.__class__ is not Extern or \
             lowering.routine not in ("indexed_gather", "indexed_scatter"):
@@ -161,10 +163,18 @@ def indexes_rows(node) -> bool:
     dim = dims[0]
     shape = tuple(data.shape)
     return index.shape[0] == 1 and index.dtype is dtypes.int64 and \
-        all(isinstance(value, Value) and value.dtype is data.dtype and
+        all(value.dtype is data.dtype and
             tuple(value.shape) == shape[:dim] + tuple(index.shape[1:]) + shape[dim + 1:]
+            if isinstance(value, Value) else
+            lowering.routine == "indexed_scatter" and _number(value)
             for value in values) and \
         all(isinstance(extent, int) for extent in (*data.shape, *index.shape))
+
+
+def _number(value) -> bool:
+    """A Python number a scatter writes everywhere it is indexed (not complex: rows.py's rows
+    of that number are made in the data's dtype as NumPy's setitem casts it)."""
+    return value.__class__ in (int, float, bool)
 
 
 # A gather along the last dim runs natively (GatherRowsStep) for at most this many blocks of

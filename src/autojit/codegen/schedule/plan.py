@@ -445,10 +445,8 @@ def _always_named(expression: str) -> frozenset:
 
 def step_reads(step) -> list:
     """The values a plan step reads (in_place.py asks too, of paired products)."""
-    if isinstance(step, ConvStep):  # and the arrays its strided operands are copied from
+    if isinstance(step, NodeStep):  # and the arrays its strided operands are copied from
         return [*value_operands(step.node), *step.copy_sources]
-    if isinstance(step, NodeStep):
-        return value_operands(step.node)
     if isinstance(step, RegionKernelStep):
         return [*step.sources, step.target]
     if isinstance(step, PlacedKernelStep):

@@ -2,9 +2,9 @@
 base class, torch._C._functions' DelayedError and UndefinedGrad (nodes called on tensors), the
 Error node once_differentiable leaves, gradcheck's checks of undefined gradients (backward and
 forward mode), the in-place ops torch gives no derivative (acosh_), and the non-reentrant
-checkpoint's rule that a backward unpacks each saved value once, and the metadata of the
-gradients a node takes (`_input_metadata`). Each program runs under torch
-and under autojit."""
+checkpoint's rule that a backward unpacks each saved value once, the metadata of the
+gradients a node takes (`_input_metadata`) and saved values by torch's names (`_saved_indices`).
+Each program runs under torch and under autojit."""
 
 from __future__ import annotations
 
@@ -306,6 +306,45 @@ def test_input_metadata_describes_each_forward_output():
                 described(b.expand(2, 3, 3).grad_fn), described(b.sum().grad_fn),
                 described(Pair.apply(x)[0].grad_fn),
                 type((x * y).grad_fn._input_metadata[0]).__name__]
+
+    expected, actual = both(program)
+    assert actual == expected
+
+
+# ---- saved values by torch's names (Op.saved_names) --------------------------------------------
+
+def test_saved_values_have_torchs_names():
+    # the parts of torch's test_grad_fn_attr_bindings whose nodes autojit has as torch does
+    def program(t):
+        a = t.ones(2, 2, requires_grad=True)
+        indices = t.tensor([0, 1])
+        out = a[:, indices]
+        node = out.grad_fn
+        found = [node.name(), [None if i is None else i.tolist() for i in node._saved_indices],
+                 tuple(node._saved_self_sym_sizes), type(node._saved_self_sym_sizes[0]).__name__,
+                 type(node._raw_saved_indices[1]).__name__]
+        node._raw_saved_indices[1].register_hooks(lambda x: x, lambda x: x)
+        found.append(error_of(lambda: node._raw_saved_indices[0].register_hooks(
+            lambda x: x, lambda x: x)))
+        found.append(error_of(lambda: node._saved_self))
+        cube = t.ones(2, 3, 4, requires_grad=True)
+        found.append([None if i is None else i.tolist()
+                      for i in cube[:, :, t.tensor([1, 3])].grad_fn._saved_indices])
+        found.append([None if i is None else i.tolist()
+                      for i in cube[t.tensor([1]), :, t.tensor([0])].grad_fn._saved_indices])
+        x = t.randn(3, 5, requires_grad=True)
+        target = t.tensor([1, 0, 4])
+        loss = t.nn.NLLLoss()(x, target)
+        found += [loss.grad_fn._saved_weight, loss.grad_fn._saved_target.tolist()]
+        loss = t.nn.NLLLoss(weight=t.full((5,), 2.0))(x, target)
+        found.append(loss.grad_fn._saved_weight.tolist())
+        loss.sum().backward()
+        found.append(error_of(lambda: loss.grad_fn._saved_weight))
+        conv = t.nn.functional.conv2d(t.ones(1, 1, 3, 3, requires_grad=True),
+                                      t.ones(1, 1, 2, 2, requires_grad=True))
+        found += [conv.grad_fn._saved_bias_sym_sizes_opt, tuple(conv.grad_fn._saved_input.shape),
+                  tuple(conv.grad_fn._saved_weight.shape)]
+        return found
 
     expected, actual = both(program)
     assert actual == expected

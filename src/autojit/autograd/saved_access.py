@@ -6,11 +6,14 @@ saved-tensor hooks on one value.
 Where it sits: OpNode.__getattr__ and BackwardFunction (graph.py, function.py) come here for a
 name they do not hold; the saved entries themselves are saved_tensors.py's SavedTensor and
 PackedSavedTensor. An op's inputs are named by position as torch's schemas name the common
-ones (self, other); "result" is the op's own output and any attr of the op is `_saved_<attr>`.
+ones (self, other), or as the op's entry names them (Op.saved_names: torch's names of its
+saved values, some computed from the node); "result" is the op's own output and any attr of
+the op is `_saved_<attr>`.
 """
 
 from __future__ import annotations
 
+from ..tensor.tensor import Tensor
 from .saved_tensors import FREED_MESSAGE, PackedSavedTensor, SavedTensor
 
 # torch's schema names of an op's first positional inputs
@@ -36,6 +39,8 @@ class SavedTensorHandle:
         node = self._node
         if getattr(node, "_released", False):
             raise RuntimeError(FREED_MESSAGE)
+        if self._slot is None:  # a value torch saves as None (an index list's slices)
+            return None
         if self._slot == "out":
             return node._saved_out
         return node._saved[self._slot]
@@ -84,12 +89,25 @@ def op_node_attribute(node, name: str):
     if key is None:
         raise AttributeError(f"'{type(node).__name__}' object has no attribute '{name}'")
     attrs = node.attrs or {}
+    names = node.op.saved_names
+    named = names.get(key) if names is not None else None
+    if callable(named):
+        if node._released:
+            raise RuntimeError(FREED_MESSAGE)
+        return named(node, lambda slot: _saved_at(node, slot, raw), raw)
     if not raw and key in attrs:
         return attrs[key]
-    if key in ("result", "result0"):
+    if named is not None:
+        slot = named
+        if slot != "out" and (node._saved is None and not node._released
+                              or node._saved is not None and slot >= len(node._saved)):
+            slot = None
+    elif key in ("result", "result0"):
         slot = "out" if any(entry == "out" or entry.__class__ is tuple and entry[0] == "out"
                             for entry in node.op.saves) and (
             node._saved_out is not None or node._released) else None
+    elif names is not None:  # the op names its saved values itself: not this one
+        slot = None
     else:
         slot = _INPUT_NAMES.get(key)
         if slot is not None and (node._saved is None and not node._released
@@ -103,6 +121,23 @@ def op_node_attribute(node, name: str):
         return SavedTensorHandle(node, slot)
     entry = node._saved_out if slot == "out" else node._saved[slot]
     return _unpacked(node, entry)
+
+
+def _saved_at(node, slot, raw: bool):
+    """For an op's saved_names function: the tensor saved at input `slot` ("out": the
+    output), None where none is; with `raw`, its SavedTensor handle."""
+    entry = None
+    if slot == "out":
+        entry = node._saved_out
+    elif slot is not None and node._saved is not None and slot < len(node._saved):
+        entry = node._saved[slot]
+    if isinstance(entry, Tensor) and not raw:  # unpacked for the length of an apply
+        return entry
+    if not isinstance(entry, SavedTensor):
+        entry, slot = None, None
+    if raw:
+        return SavedTensorHandle(node, slot)
+    return None if entry is None else _unpacked(node, entry)
 
 
 def raw_saved_tensors(node) -> tuple:

@@ -109,7 +109,7 @@ class Op:
     __slots__ = ("name", "shape", "dtype", "impl", "vjp", "jvp", "batch", "saves", "lowering",
                  "view", "grad_name", "node_class", "arity", "float32_scalars", "static_vjp",
                  "uncast", "complex", "traces_bfloat16", "limited", "kernel", "scans_limited",
-                 "embeds_gradient")
+                 "embeds_gradient", "saved_names")
 
     def __repr__(self):
         return f"<op {self.name}>"
@@ -123,10 +123,10 @@ def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: 
               complex: bool | str | tuple | None = None,  # noqa: A002
               traces_bfloat16: bool = False, limited: tuple | None = None,
               kernel: str | None = None, embeds_gradient: Op | None = None,
-              runtime: bool = False) -> Op:
+              saved_names: dict | None = None, runtime: bool = False) -> Op:
     """Declare a primitive; every keyword but jvp, batch, grad_name, view, float32_scalars,
-    static_vjp, uncast, complex, traces_bfloat16, limited, kernel and embeds_gradient is
-    required.
+    static_vjp, uncast, complex, traces_bfloat16, limited, kernel, embeds_gradient and
+    saved_names is required.
 
     shape(*input_shapes, **attrs) -> output shape (scalars have shape ()); raises ValueError with
         a message naming the problem when the inputs do not fit.
@@ -178,6 +178,11 @@ def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: 
         the gradient where this op's impl(zeros, **attrs) views them (embed_slice). A backward
         pass that builds no graph may then write a gradient into the input's gradient buffer
         there, instead of adding a zero-padded one (autograd/engine.py `_embed_into_buffer`).
+    saved_names: what the node shows as torch's `grad_fn._saved_<name>`, by torch's schema
+        names: name -> an input position or "out" (that saved value), or a function
+        (ctx, saved, raw) -> the value, where saved(position) is the tensor saved there (None
+        for none; with raw, torch's SavedTensor handle of it). Without it, inputs 0 and 1 are
+        `self` and `other` (autograd/saved_access.py); the attrs are `_saved_<attr>` always.
     runtime: the op is made while the program runs (RUNTIME), not at import.
     """
     if name in REGISTRY or name in RUNTIME:
@@ -203,6 +208,7 @@ def define_op(*, name: str, arity: int, shape: Callable, dtype: Callable, impl: 
                            else limited or ())
     op.kernel = kernel or f"{name}_cpu"
     op.embeds_gradient = embeds_gradient
+    op.saved_names = saved_names
     # Whether a dispatch with no compute dtype looks for limited dtypes among the inputs.
     op.scans_limited = not op.limited.issuperset(LIMITED)
     # The name of its autograd node's class (grad_fn.name()); autograd makes the class.

@@ -121,6 +121,14 @@ def _gathered(x: np.ndarray, indices: np.ndarray, dims: tuple) -> np.ndarray:
     return result if result.flags.c_contiguous else np.ascontiguousarray(result)
 
 
+def _torch_indices(ctx, saved, raw: bool) -> tuple:
+    """torch's `indices` of an index node: per dim up to the last one indexed, its index
+    tensor, None for a dim taken whole (`x[:, i]` gives (None, i))."""
+    dims, rows = ctx.attrs["dims"], saved(1)
+    return tuple(saved(None) if dim not in dims else rows if raw else rows[dims.index(dim)]
+                 for dim in range(dims[-1] + 1))
+
+
 INDEX = define_op(
     name="index", arity=2, shape=lambda shape, index_shape, dims: _indexed_shape(
         shape, index_shape, dims),
@@ -130,7 +138,9 @@ INDEX = define_op(
     jvp=lambda inputs, tangents, out, attrs: (
         None if tangents[0] is None else bind(INDEX, (tangents[0], inputs[1]), attrs)),
     saves=(1,), lowering=Extern("indexed_gather", ("data", "host_index")),
-    batch=batching.index_rule, complex=True, limited=ALL_LIMITED)
+    batch=batching.index_rule, complex=True, limited=ALL_LIMITED,
+    saved_names={"indices": _torch_indices,
+                 "self_sym_sizes": lambda ctx, saved, raw: tuple(ctx.input_meta[0][0])})
 
 
 def _index_put_rule(shape, values_shape, index_shape, dims, accumulate):

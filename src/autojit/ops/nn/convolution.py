@@ -292,7 +292,10 @@ CONVOLUTION = define_op(
     vjp=_forward_vjp, saves=((0, 1), (1, 0)), lowering=_FORWARD,
     jvp=_bilinear_jvp(lambda x, w, attrs: _forward(x, w, _geometry(attrs))),
     batch=_batch_rule((False, True), False), static_vjp=True,
-    grad_name="ConvolutionBackward0", complex=True)
+    grad_name="ConvolutionBackward0", complex=True,
+    # (the bias is added after this op, by its own node: none here, torch's (0,))
+    saved_names={"input": 0, "weight": 1,
+                 "bias_sym_sizes_opt": lambda ctx, saved, raw: (0,)})
 CONVOLUTION_INPUT = define_op(
     name="convolution_backward_input", arity=2, shape=_input_shape, dtype=rule_promote,
     impl=_input_impl, vjp=_input_vjp, saves=((0, 1), (1, 0)), lowering=_INPUT,

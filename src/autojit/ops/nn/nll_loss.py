@@ -243,7 +243,9 @@ NLL_LOSS = define_op(
     vjp=_loss_vjp, saves=(1, 2), uncast=(1,), lowering=Decomposition(_loss_composite),
     jvp=lambda inputs, tangents, out, attrs: None if tangents[0] is None else bind(
         NLL_LOSS, (tangents[0], inputs[1], inputs[2]), attrs),
-    grad_name="NllLossBackward0")
+    grad_name="NllLossBackward0",
+    # (no weight is the number 1.0 here, None in torch)
+    saved_names={"target": 1, "weight": lambda ctx, saved, raw: saved(2)})
 NLL_LOSS_BACKWARD = define_op(
     name="nll_loss_backward", arity=3, shape=_backward_shape, dtype=_dtype,
     impl=_backward_impl, vjp=_backward_vjp, saves=(1, 2), uncast=(1,),

@@ -48,7 +48,7 @@ def test_elementwise_result_strides_as_torch(seed):
     rng = np.random.default_rng(seed)
     mismatches = []
     for case in range(60):
-        ndim = int(rng.integers(2, 4))
+        ndim = int(rng.integers(2, 5))
         shape = tuple(int(extent) for extent in rng.choice([1, 2, 3, 4], size=ndim))
         values = [rng.uniform(-1, 1, shape) for _ in range(3)]
         drawn = rng.integers(0, 2 ** 31)

@@ -126,6 +126,38 @@ def relaid(result: np.ndarray, arrays) -> np.ndarray:
     return out
 
 
+def _first_decides(first: np.ndarray) -> tuple | None:
+    """The dims of `first`, outermost first, where its strides on the dims longer than one are
+    distinct and positive (a transposed head's view), so that as an operand of every dim of
+    the result it decides every pair of dims, and the order is not row-major. Else None."""
+    shape, strides = first.shape, first.strides
+    seen = set()
+    for extent, stride in zip(shape, strides):
+        if extent != 1:
+            if stride <= 0 or stride in seen:
+                return None
+            seen.add(stride)
+    perm = tuple(sorted(range(first.ndim), key=lambda axis: -strides[axis]))
+    return None if perm == tuple(range(first.ndim)) else perm
+
+
+_INVERSES: dict = {}  # a permutation of dims: its inverse
+
+
+def _computed_in(perm: tuple, impl, first: np.ndarray, second: np.ndarray, attrs: dict):
+    """impl's result over both operands seen in `perm`'s order of dims, where NumPy lays its
+    result out row-major (the first operand's order), seen back in theirs: the result laid
+    out as torch's without computing it in NumPy's order and copying it."""
+    result = impl(first.transpose(perm), second.transpose(perm), **attrs)
+    if result.__class__ is not _ARRAY:
+        return result
+    inverse = _INVERSES.get(perm)
+    if inverse is None:
+        inverse = _INVERSES[perm] = tuple(perm.index(axis) for axis in range(len(perm)))
+    back = result.transpose(inverse)
+    return back if result.flags.c_contiguous else relaid(back, (first, second))
+
+
 def torch_ordered(impl, arity: int):
     """impl (an elementwise op's NumPy reference, of `arity` operands, or any number for
     arity -1) with its result laid out as torch's. Two operands order the result alike in
@@ -135,10 +167,24 @@ def torch_ordered(impl, arity: int):
     attribute reads)."""
     if arity == 2:
         def torch_ordered_impl(*arrays, **attrs):
+            first, second = arrays
+            if first.__class__ is _ARRAY and first.ndim > 1 and \
+                    not first.flags.c_contiguous and second.__class__ is _ARRAY and \
+                    second.flags.c_contiguous and second.shape == first.shape:
+                # A transposed first operand and a row-major second: NumPy would take
+                # row-major order where torch follows the first, and the result be copied.
+                perm = _first_decides(first)
+                if perm is not None:
+                    return _computed_in(perm, impl, first, second, attrs)
             result = impl(*arrays, **attrs)
-            first = arrays[0]
             if first.__class__ is not _ARRAY or first.ndim < 2 or first.flags.c_contiguous or \
                     result.__class__ is not _ARRAY:
+                return result
+            if result.strides == first.strides and result.shape == first.shape and \
+                    result.base is None and result is not first:
+                # A fresh (dense) result laid out as the first operand, which has every dim
+                # and, being as dense, distinct strides: it decides every pair of dims, so
+                # torch's order is its own (rotary embeddings' products on transposed heads).
                 return result
             return relaid(result, arrays)
     else:

@@ -453,15 +453,29 @@ def _cat_impl(*arrays, dim, sizes):
     """np.concatenate, laid out as torch's cat lays out its result: in the inputs' memory
     format where they all suggest the same one (channels_last), else row-major. NumPy's
     follows the inputs' layout: cat of transposed tensors was transposed."""
-    result = np.concatenate(arrays, axis=dim)
-    if result.flags.c_contiguous and 1 not in result.shape:
-        return result
+    if all(array.flags.c_contiguous for array in arrays):
+        result = np.concatenate(arrays, axis=dim)
+        if result.flags.c_contiguous and 1 not in result.shape:
+            return result
+    else:
+        result = None
     fmt = suggested_format(arrays[0])
     if fmt is not contiguous_format and all(suggested_format(array) is fmt
                                             for array in arrays[1:]):
+        if result is None:
+            result = np.concatenate(arrays, axis=dim)
         return result if is_laid_out(result, fmt) else laid_out(result,
                                                                  order_of(fmt, result.ndim))
-    return row_major(result)
+    if result is not None:
+        return row_major(result)
+    # Strided inputs (a rotary embedding's halves of transposed heads): written straight into
+    # a row-major result, where NumPy would follow their layout and row_major copy it again.
+    first = arrays[0]
+    shape = list(first.shape)
+    shape[dim] = sum(array.shape[dim] for array in arrays)
+    out = np.empty(shape, np.result_type(*arrays))
+    np.concatenate(arrays, axis=dim, out=out)
+    return out
 
 
 CAT = define_op(name="cat", arity=-1, shape=lambda *shapes, dim, sizes: _cat_rule(

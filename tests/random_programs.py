@@ -121,6 +121,11 @@ FEATURES = {
                           '    stats["trend"] = (autojit.tensor(recent) * 2).sum().item()',
                           None),
     "center_arg": ("start", "with autojit.no_grad():\n    x.sub_(x.mean(0))", None),
+    # A number written at a basic slice (an index_put of a number at strided positions), and
+    # activations shifted right as T5 shifts its decoder inputs.
+    "slice_number": ("start", "x = x.clone()\nx[..., 0] = {v}", None),
+    "shift_right": ("forward", "out = out.clone()\nout[:, 1:] = out[:, :-1].clone()\n"
+                    "out[:, 0] = {v}", None),
     "opt_state_read": ("end", 'stats["state_size"] = len(opt.state.get(HEAD.weight, {}))',
                        _has_opt),
 }
@@ -203,6 +208,7 @@ VALUES = {
     "count_set": (10, 0), "steps_set": (0, 5), "arg_write": (2.0, 0.5),
     "closure_setting": (0.5, 2.0), "trainer_attr": (0.5, 2.0), "activation_hook": (0.5, 2.0),
     "lr_table_write": (0.2, 0.001), "masked_rows": (0.0, -0.3, 0.3), "nonzero_rows": (0.0, 0.3),
+    "slice_number": (0.5, -1.0, 0), "shift_right": (0.0, 0.25),
 }
 SETUP_HOOKS = ("hook_add", "forward_hook_add", "post_hook_add")
 

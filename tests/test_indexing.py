@@ -218,3 +218,29 @@ def test_a_zero_dim_bool_tensor_indexes_as_a_python_bool_like_torchs():
     compiled = aj.compile(lambda x, mask: x[mask] * 2)
     assert tuple(compiled(aj.arange(3.0), aj.tensor(True)).shape) == (1, 3)
     assert tuple(compiled(aj.arange(3.0), aj.tensor(False)).shape) == (0, 3)
+
+
+SLICE_KEYS = [(Ellipsis, slice(None, 16)), (Ellipsis, slice(16, None)), (slice(1, 3),),
+              slice(None, None, 2), (slice(-3, None), Ellipsis, slice(2, 30, 3)),
+              (slice(5, 2),), (slice(100, 200),), (Ellipsis, slice(-100, 5)),
+              (slice(None), Ellipsis, slice(1, None), slice(None, 7))]
+
+
+@pytest.mark.parametrize("key", SLICE_KEYS)
+def test_slice_keys_of_a_tensor_needing_grad_as_torch(key):
+    """Keys of slices and an Ellipsis on a transposed tensor that needs a node (a rotary
+    embedding's halves): one SliceBackward0 view, torch's strides and gradient, and an
+    in-place write through it seen by the base."""
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (aj, torch):
+        data = np.arange(4 * 8 * 4 * 32, dtype=np.float32).reshape(4, 8, 4, 32)
+        x = lib.tensor(data).transpose(1, 2).requires_grad_()
+        y = x[key]
+        (y * lib.arange(y.shape[-1], dtype=lib.float32)).sum().backward()
+        base = x.detach().clone()
+        view = base[key]
+        view.mul_(2)
+        results.append((tuple(y.shape), tuple(y.stride()), type(y.grad_fn).__name__,
+                        x.grad.numpy().tolist(), float(base.sum())))
+    assert results[0] == results[1]

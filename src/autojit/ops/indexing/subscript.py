@@ -138,8 +138,12 @@ def getitem(x: Tensor, key) -> Tensor:
     if data.__class__ is not np.ndarray or registry.STEP is not None:
         return _general(x, key)
     mode = state.dispatch
-    if mode == SPECIAL or (mode and x._requires_grad):
+    if mode == SPECIAL:
         return _general(x, key)
+    if mode and x._requires_grad:
+        slices = _slices_of(key, data.shape)
+        return _general(x, key) if slices is None else \
+            registry.bind(SLICE, (x,), {"slices": slices})
     shape = data.shape
     ndim = len(shape)
     if key.__class__ is int:
@@ -242,6 +246,35 @@ def getitem(x: Tensor, key) -> Tensor:
     if not state.grad_enabled or x._creation_meta is not None:
         fields["_creation_meta"] = meta_of_new_view(x)
     return out
+
+
+def _slices_of(key, shape: tuple) -> tuple | None:
+    """The (start, stop, step) of each dim for a key of slices (int or None bounds, steps of
+    at least 1) and at most one Ellipsis, as `_general` normalizes them (a rotary embedding's
+    `x[..., :half]` of a tensor that needs a node): its SLICE is the whole of x[key]. None for
+    any other key, which `_general` reads."""
+    items = key if key.__class__ is tuple else (key,)
+    at = None
+    for position, item in enumerate(items):
+        if item.__class__ is slice:
+            start, stop, step = item.start, item.stop, item.step
+            if not ((start is None or start.__class__ is int) and
+                    (stop is None or stop.__class__ is int) and
+                    (step is None or (step.__class__ is int and step > 0))):
+                return None
+        elif item is Ellipsis and at is None:
+            at = position
+        else:
+            return None
+    ndim = len(shape)
+    count = len(items) - (at is not None)
+    if count > ndim or not ndim:  # (x[...] of a 0-d tensor is a reshape)
+        return None
+    if at is None:
+        at = len(items)
+    full = (slice(None),) * (ndim - count)
+    items = items[:at] + full + items[at + 1:] if at < len(items) else items + full
+    return tuple(item.indices(extent) for item, extent in zip(items, shape))
 
 
 def _general(x: Tensor, key) -> Tensor:

@@ -8,9 +8,9 @@ polynomial, selects for the special values) into the current block, so the loop 
 sees no calls and no branches; a scalar libm call would keep the loop scalar. sin and cos are
 the exception: arguments beyond their inline reduction branch to a function the vectorizer
 calls through a vector variant (trig.py). The algorithms here run in double
-precision. A float32 argument of exp, expm1, log, log1p, tanh or sigmoid goes to
+precision. A float32 argument of exp, expm1, log, log1p, tanh, sigmoid or erf goes to
 single.py, which computes in float32 (a float takes half a double's vector width, and
-there are no conversions); for erf, sin, cos and pow a float32 argument is widened and the
+there are no conversions); for sin, cos and pow a float32 argument is widened and the
 result rounded back. See docs/notes/cpu-codegen.md for the algorithms and their measured
 accuracy, docs/notes/accurate-numerics.md for the argument reduction of sin and cos and for
 erf's tables (written by tools/erf_table.py).

@@ -1,7 +1,7 @@
-"""Native float32 math in LLVM IR: exp, expm1, tanh, sigmoid, log, log1p.
+"""Native float32 math in LLVM IR: exp, expm1, tanh, sigmoid, log, log1p, erf.
 
 mathlib.emit_unary calls `emit` here for a float32 argument of one of the functions in NATIVE;
-the other functions (erf, sin, cos, pow) are widened to double there. Like mathlib/__init__.py, each
+the other functions (sin, cos, pow) are widened to double there. Like mathlib/__init__.py, each
 emitter writes straight-line IR into the current block (range reduction, a polynomial by
 Horner with llvm.fma.f32, selects for the special values; no calls but LLVM intrinsics, no
 branches), but every operation is on `float`: a vector register holds twice as many lanes as
@@ -49,7 +49,30 @@ LOG_L = [0.3333331346511841, -0.25000008940696716, 0.20002076029777527, -0.16667
          0.14220204949378967, -0.12406039237976074, 0.11884839087724686,
          -0.11672233045101166, 0.06748685985803604]
 
-NATIVE = frozenset({"exp", "expm1", "tanh", "sigmoid", "log", "log1p"})
+# erf (SingleEmitter.erf), written by tools/erf_single_table.py: |x| < ERF_SMALL_END,
+# x + x R(x*x) with R's coefficients ERF_R; each piece (start, c, hi, lo, Q) of ERF_PIECES, from
+# its start to the next's (the last to ERF_END): hi + (t Q(t) + lo), t = |x| - c, hi + lo the
+# float pair of erf(c); from ERF_END, 1. Within 0.85 ulp of erf.
+ERF_SMALL_END = 0.75
+ERF_END = 3.9375
+ERF_R = [0.12837916612625122, -0.3761261999607086, 0.1128338947892189, -0.026835275813937187,
+         0.005115657113492489, -0.000675878778565675]
+ERF_PIECES = [
+    (0.75, 1.25, 0.9229001402854919, -1.202903376906761e-08,
+     [0.23652112483978271, -0.29565149545669556, 0.1675359010696411, -0.006153817754238844,
+      -0.04718459025025368, 0.021220466122031212, 0.0036662574857473373,
+      -0.005262841936200857, 0.0006890007643960416]),
+    (1.75, 2.25, 0.9985373020172119, -1.8603893536806027e-08,
+     [0.007142319343984127, -0.01607021503150463, 0.021724529564380646, -0.019083557650446892,
+      0.010658461600542068, -0.0029019953217357397, -0.0006792371859773993,
+      0.0009884047321975231, -0.00032908731373026967]),
+    (2.75, 3.375, 0.9999982118606567, -2.7142084135789446e-08,
+     [1.2751779649988748e-05, -4.303543028072454e-05, 9.25787680898793e-05, -0.000141955038998276,
+      0.0001638384273974225, -0.00014567974722012877, 0.00010191775800194591,
+      -5.788048292743042e-05, 2.135414251824841e-05]),
+]
+
+NATIVE = frozenset({"exp", "expm1", "tanh", "sigmoid", "log", "log1p", "erf"})
 
 
 class EmitterBase:
@@ -218,6 +241,43 @@ class SingleEmitter(EmitterBase):
                        b.fdiv(self.const(2.0), b.fadd(grown, self.const(1.0))))
         result = self.select(b.fcmp_ordered("<", magnitude, self.const(TANH_SMALL)), small, large)
         return self.intrinsic("llvm.copysign", [result, x])  # NaN: both branches are NaN
+
+    def erf(self, x):
+        """One polynomial per element, its coefficients chosen by `select`s on |x| (as the double
+        erf's): |x| < ERF_SMALL_END, fma(|x|, R(x*x), |x|); in a piece,
+        hi + fma(t, Q(t), lo), t = |x| - c exact; from ERF_END, 1. R is padded with zeros to
+        Q's length, so that both forms are one Horner chain: hi + fma(w, P(v), lo) with w = v =
+        t, or w = |x|, v = x*x, hi = 0, lo = |x|. Odd via copysign; -0 and NaN kept."""
+        b = self.b
+        ax = self.fabs(x)
+        # NaN compares false everywhere: it takes the small form, and is replaced at the end.
+        inside = [b.fcmp_ordered(">=", ax, self.const(piece[0])) for piece in ERF_PIECES]
+
+        def choose(small, values):
+            chosen = small
+            for within, value in zip(inside, values):
+                chosen = self.select(within, self.const(value), chosen)
+            return chosen
+
+        zero = self.const(0.0)
+        t = b.fsub(ax, choose(zero, [piece[1] for piece in ERF_PIECES]))
+        large = inside[0]
+        variable = self.select(large, t, b.fmul(ax, ax))
+        factor = self.select(large, t, ax)
+        low = self.select(large, choose(zero, [piece[3] for piece in ERF_PIECES]), ax)
+        high = choose(zero, [piece[2] for piece in ERF_PIECES])
+        degree = len(ERF_PIECES[0][4])
+        small = ERF_R + [0.0] * (degree - len(ERF_R))
+        polynomial = None
+        for n in reversed(range(degree)):
+            coefficient = choose(self.const(small[n]), [piece[4][n] for piece in ERF_PIECES])
+            polynomial = (coefficient if polynomial is None
+                          else self.fma(polynomial, variable, coefficient))
+        result = b.fadd(high, self.fma(factor, polynomial, low))
+        result = self.select(b.fcmp_ordered(">=", ax, self.const(ERF_END)), self.const(1.0),
+                             result)
+        result = self.intrinsic("llvm.copysign", [result, x])
+        return self.select(self.isnan(x), x, result)
 
     # ---- log, log1p -----------------------------------------------------------------------------
 

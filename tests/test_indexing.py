@@ -244,3 +244,35 @@ def test_slice_keys_of_a_tensor_needing_grad_as_torch(key):
         results.append((tuple(y.shape), tuple(y.stride()), type(y.grad_fn).__name__,
                         x.grad.numpy().tolist(), float(base.sum())))
     assert results[0] == results[1]
+
+
+INT_KEYS = [0, -1, (slice(None), 0), (Ellipsis, 1), (0, slice(1, 3)), (1, Ellipsis, -2),
+            (slice(None, None, 2), -1, slice(3, None))]
+
+
+@pytest.mark.parametrize("key", INT_KEYS)
+def test_int_keys_of_a_tensor_needing_grad_as_torch_and_the_general_path(key):
+    """Keys with ints (a classifier's `x[:, 0]`) on a tensor that needs a node: torch's values,
+    strides and gradient, and the nodes of the general path (a slice, then a reshape that
+    drops the ints' dims; torch has one SelectBackward0 node there)."""
+    torch = pytest.importorskip("torch")
+    from autojit.ops.indexing import subscript
+
+    results = []
+    for lib in (aj, torch):
+        x = lib.tensor(np.arange(4 * 5 * 6, dtype=np.float32).reshape(4, 5, 6),
+                       requires_grad=True)
+        y = x[key]
+        (y * 3).sum().backward()
+        results.append((tuple(y.shape), tuple(y.stride()), x.grad.numpy().tolist()))
+    assert results[0] == results[1]
+    x = aj.tensor(np.ones((4, 5, 6), np.float32), requires_grad=True)
+    fast, general = x[key], subscript._general(x, key)
+    names = [(type(y.grad_fn).__name__, type(y.grad_fn.next_functions[0][0]).__name__)
+             for y in (fast, general)]
+    assert names[0] == names[1]
+    with pytest.raises(IndexError) as mine:
+        aj.tensor(np.ones((2, 3)), requires_grad=True)[:, 3]
+    with pytest.raises(IndexError) as theirs:
+        torch.ones(2, 3, requires_grad=True)[:, 3]
+    assert str(mine.value) == str(theirs.value)

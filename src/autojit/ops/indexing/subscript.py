@@ -141,9 +141,12 @@ def getitem(x: Tensor, key) -> Tensor:
     if mode == SPECIAL:
         return _general(x, key)
     if mode and x._requires_grad:
-        slices = _slices_of(key, data.shape)
-        return _general(x, key) if slices is None else \
-            registry.bind(SLICE, (x,), {"slices": slices})
+        found = _slices_of(key, data.shape)
+        if found is None:
+            return _general(x, key)
+        slices, shape = found
+        result = registry.bind(SLICE, (x,), {"slices": slices})
+        return result if shape is None else registry.bind(RESHAPE, (result,), {"shape": shape})
     shape = data.shape
     ndim = len(shape)
     if key.__class__ is int:
@@ -249,19 +252,25 @@ def getitem(x: Tensor, key) -> Tensor:
 
 
 def _slices_of(key, shape: tuple) -> tuple | None:
-    """The (start, stop, step) of each dim for a key of slices (int or None bounds, steps of
-    at least 1) and at most one Ellipsis, as `_general` normalizes them (a rotary embedding's
-    `x[..., :half]` of a tensor that needs a node): its SLICE is the whole of x[key]. None for
-    any other key, which `_general` reads."""
+    """For a key of ints in range, slices (int or None bounds, steps of at least 1) and at most
+    one Ellipsis: the (start, stop, step) of each dim as `_general` normalizes them, and the
+    shape without the dims of the ints (None when there are none), so that x[key] is that
+    SLICE and that reshape, as `_general` makes them (a rotary embedding's `x[..., :half]`, a
+    classifier's `x[:, 0]` of a tensor that needs a node). None for any other key, which
+    `_general` reads (and raises torch's errors for)."""
     items = key if key.__class__ is tuple else (key,)
     at = None
+    ints = False
     for position, item in enumerate(items):
-        if item.__class__ is slice:
+        kind = item.__class__
+        if kind is slice:
             start, stop, step = item.start, item.stop, item.step
             if not ((start is None or start.__class__ is int) and
                     (stop is None or stop.__class__ is int) and
                     (step is None or (step.__class__ is int and step > 0))):
                 return None
+        elif kind is int:
+            ints = True
         elif item is Ellipsis and at is None:
             at = position
         else:
@@ -274,7 +283,20 @@ def _slices_of(key, shape: tuple) -> tuple | None:
         at = len(items)
     full = (slice(None),) * (ndim - count)
     items = items[:at] + full + items[at + 1:] if at < len(items) else items + full
-    return tuple(item.indices(extent) for item, extent in zip(items, shape))
+    if not ints:
+        return tuple(item.indices(extent) for item, extent in zip(items, shape)), None
+    slices, kept = [], []
+    for item, extent in zip(items, shape):
+        if item.__class__ is int:
+            if not -extent <= item < extent:
+                return None
+            start = item + extent if item < 0 else item
+            slices.append((start, start + 1, 1))
+        else:
+            bounds = item.indices(extent)
+            slices.append(bounds)
+            kept.append(slice_length(*bounds))
+    return tuple(slices), tuple(kept)
 
 
 def _general(x: Tensor, key) -> Tensor:

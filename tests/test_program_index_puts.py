@@ -110,3 +110,55 @@ def test_eager_equals_torch():
     biased(torch, *theirs_values).backward()
     np.testing.assert_allclose(mine_values[1].grad.numpy(), theirs_values[1].grad.numpy(),
                                rtol=1e-4, atol=1e-6)
+
+
+def test_a_run_beside_another_copies_into_an_array_of_its_own():
+    """The step's kept copy serves one run at a time (plan.py's REUSE): a run that starts
+    while another is under way copies its strided operand elsewhere."""
+    from autojit.codegen.schedule.environment_keys import REUSE
+    from autojit.codegen.schedule.row_steps import IndexedRowsStep
+
+    compiled = autojit.compile(lambda ids, table: shifted(autojit, ids, table, 0.25))
+    for index in range(3):
+        compiled(*shift_inputs(autojit, index))
+    plan = compiled._latest().plan
+    step = next(step for step in plan.steps
+                if isinstance(step, IndexedRowsStep) and step.copy_sources)
+    position = next(place for place, copy in enumerate(step._copies) if copy is not None)
+    key, shape, _, kept = step._copies[position]
+    source = np.arange(np.prod(shape), dtype=kept.dtype).reshape(shape)
+    strided = np.empty(kept.shape + (2,), kept.dtype)[..., 0]  # any array not C-contiguous
+    alone = step._contiguous(position, strided, {key: source, REUSE: True})
+    beside = step._contiguous(position, strided, {key: source, REUSE: False})
+    assert alone is kept
+    assert not np.shares_memory(beside, kept)
+    np.testing.assert_array_equal(beside, alone)
+
+
+def test_calls_on_two_threads_at_once_equal_eager():
+    """Two threads calling the compiled function at once: the run that starts while the
+    other is under way copies its strided operands into arrays of its own (the kept ones
+    serve one run at a time), so each call equals eager."""
+    import threading
+
+    compiled = autojit.compile(lambda ids, table: shifted(autojit, ids, table, 0.25))
+    for index in range(3):
+        compiled(*shift_inputs(autojit, index))
+    failures = []
+
+    def worker(offset: int) -> None:
+        for index in range(offset, offset + 40):
+            values = shift_inputs(autojit, index)
+            got = compiled(*values).item()
+            expected = shifted(autojit, *values, 0.25).item()
+            # (a run beside another takes the Python loop, whose float32 sums may be in
+            # another order than the program's: a stale or shared copy would be far off)
+            if got != pytest.approx(expected, rel=1e-4, abs=1e-5):
+                failures.append((index, got, expected))
+
+    threads = [threading.Thread(target=worker, args=(offset,)) for offset in (100, 200)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not failures, failures[:3]

@@ -19,7 +19,7 @@ import numpy as np
 
 from ...ir.graph import Value
 from ..cpu import rows, workers
-from .environment_keys import RECORD
+from .environment_keys import RECORD, REUSE
 from .steps import NodeStep
 
 
@@ -155,6 +155,10 @@ class IndexedRowsStep(NodeStep):
         if source.__class__ is not np.ndarray or not source.flags.c_contiguous or \
                 source.shape != shape or source.dtype != out.dtype:
             return array
+        if not environment.get(REUSE, False):
+            # Kept buffers serve one run at a time (plan.py): a run beside another, on another
+            # thread, copies into an array of its own.
+            out = np.empty_like(out)
         compiled([source], [out])
         record = environment.get(RECORD)
         if record is not None:

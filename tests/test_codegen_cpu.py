@@ -498,24 +498,26 @@ def test_erf_is_within_an_ulp_of_the_exact_value():
     assert actual[-3:-1].tolist() == [1.0, -1.0] and np.isnan(actual[-1])
 
 
-def test_the_erf_tables_are_what_their_generator_writes():
-    """tools/erf_table.py's polynomials, rounded, are mathlib's erf tables."""
+@pytest.mark.parametrize("tool, module, names", [
+    ("erf_table.py", "mathlib", ("ERF_SMALL_END", "ERF_SMALL", "ERF_PIECES", "ERF_END")),
+    ("erf_single_table.py", "mathlib.single", ("ERF_R", "ERF_PIECES"))])
+def test_the_erf_tables_are_what_their_generators_write(tool, module, names):
+    """tools/erf_table.py's polynomials, rounded, are mathlib's (double) erf tables, and
+    tools/erf_single_table.py's mathlib/single.py's (float32)."""
     pytest.importorskip("mpmath")
+    import importlib
     import subprocess
     import sys
     from pathlib import Path
 
-    from autojit.codegen.cpu import mathlib
-
-    tool = Path(__file__).resolve().parent.parent / "tools" / "erf_table.py"
-    text = subprocess.run([sys.executable, str(tool)], capture_output=True, text=True,
+    tables = importlib.import_module(f"autojit.codegen.cpu.{module}")
+    path = Path(__file__).resolve().parent.parent / "tools" / tool
+    text = subprocess.run([sys.executable, str(path)], capture_output=True, text=True,
                           check=True).stdout
     written: dict = {}
     exec(text, {}, written)
-    assert written["ERF_SMALL_END"] == mathlib.ERF_SMALL_END
-    assert written["ERF_SMALL"] == mathlib.ERF_SMALL
-    assert written["ERF_PIECES"] == mathlib.ERF_PIECES
-    assert written["ERF_END"] == mathlib.ERF_END
+    for name in names:
+        assert written[name] == getattr(tables, name), name
 
 
 def test_float32_erf_is_within_an_ulp_of_the_exact_value():
@@ -547,24 +549,6 @@ def test_float32_erf_is_within_an_ulp_of_the_exact_value():
     assert actual[-5:-3].tolist() == [0.0, 0.0] and np.signbit(actual[-4]) and not np.signbit(
         actual[-5])
     assert actual[-3:-1].tolist() == [1.0, -1.0] and np.isnan(actual[-1])
-
-
-def test_the_float32_erf_tables_are_what_their_generator_writes():
-    """tools/erf_single_table.py's polynomials are mathlib/single.py's erf tables."""
-    pytest.importorskip("mpmath")
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    from autojit.codegen.cpu.mathlib import single
-
-    tool = Path(__file__).resolve().parent.parent / "tools" / "erf_single_table.py"
-    text = subprocess.run([sys.executable, str(tool)], capture_output=True, text=True,
-                          check=True).stdout
-    written: dict = {}
-    exec(text, {}, written)
-    assert written["ERF_R"] == single.ERF_R
-    assert written["ERF_PIECES"] == single.ERF_PIECES
 
 
 @pytest.mark.parametrize("name", ["exp", "expm1", "log", "log1p", "tanh", "sigmoid", "erf"])

@@ -22,9 +22,9 @@ from types import SimpleNamespace
 import numpy as np
 
 from ...ops.registry import Extern
-from ..cpu import convolution, workers
+from ..cpu import convolution
 from .environment_keys import RECORD, REUSE
-from .steps import NodeStep
+from .steps import NodeStep, copy_by_kernel
 
 _KINDS = {"convolution_forward": "forward", "convolution_input_grad": "input",
           "convolution_weight_grad": "weight"}
@@ -149,13 +149,7 @@ class ConvStep(NodeStep):
             return array
         begin = start + offset
         out = scratch[begin:begin + array.size].reshape(array.shape)
-        compiled([source], [out])
-        record = environment.get(RECORD)
-        if record is not None:
-            address = workers.data_address
-            table = np.array([compiled.entry_pointers([address(source), address(out)])],
-                             np.int64)
-            record.kernel(compiled.address, table, source, scratch)
+        copy_by_kernel(compiled, source, out, scratch, environment)
         return out
 
     def kept_arrays(self) -> list:

@@ -20,7 +20,7 @@ import numpy as np
 from ...ir.graph import Value
 from ..cpu import rows, workers
 from .environment_keys import RECORD, REUSE
-from .steps import NodeStep
+from .steps import NodeStep, copy_by_kernel
 
 
 class IndexedRowsStep(NodeStep):
@@ -159,13 +159,7 @@ class IndexedRowsStep(NodeStep):
             # Kept buffers serve one run at a time (plan.py): a run beside another, on another
             # thread, copies into an array of its own.
             out = np.empty_like(out)
-        compiled([source], [out])
-        record = environment.get(RECORD)
-        if record is not None:
-            address = workers.data_address
-            table = np.array([compiled.entry_pointers([address(source), address(out)])],
-                             np.int64)
-            record.kernel(compiled.address, table, source, out)
+        copy_by_kernel(compiled, source, out, out, environment)
         return out
 
     def kept_arrays(self) -> list:

@@ -36,6 +36,20 @@ def _views_directly(node) -> bool:
     return folds_into_strides(node) or (lowering.__class__ is Extern and lowering.reinterprets)
 
 
+def copy_by_kernel(compiled, source: np.ndarray, out: np.ndarray, held: np.ndarray,
+                   environment: dict) -> None:
+    """Run a compiled copy in C order (group_steps.strided_copy's kernel) of `source` into
+    `out`, and report it to the environment's Recording, if any, keeping `held` (the array
+    `out` lies in) alive with the source: a ConvStep's or an IndexedRowsStep's strided
+    operand."""
+    compiled([source], [out])
+    record = environment.get(RECORD)
+    if record is not None:
+        address = workers.data_address
+        table = np.array([compiled.entry_pointers([address(source), address(out)])], np.int64)
+        record.kernel(compiled.address, table, source, held)
+
+
 class NodeStep:
     """One node run with its op's NumPy impl, as the reference interpreter runs it."""
 

@@ -353,27 +353,15 @@ class MathEmitter(Trigonometry, mathlib_single.EmitterBase):
         ax = self.fabs(x)
         # NaN compares false everywhere: it takes the small form, and is replaced at the end.
         inside = [b.fcmp_ordered(">=", ax, self.const(piece[0])) for piece in ERF_PIECES]
-
-        def choose(small, values):
-            """`small` below the first piece, else the value of the piece |x| lies in."""
-            chosen = small
-            for within, value in zip(inside, values):
-                chosen = self.select(within, self.const(value), chosen)
-            return chosen
-
         zero = self.const(0.0)
-        t = b.fsub(ax, choose(zero, [piece[1] for piece in ERF_PIECES]))
+        t = b.fsub(ax, self.chosen(inside, zero, [piece[1] for piece in ERF_PIECES]))
         large = inside[0]
         variable = self.select(large, t, b.fmul(ax, ax))
         factor = self.select(large, t, ax)
-        constant = self.select(large, choose(zero, [piece[2] for piece in ERF_PIECES]), ax)
-        degree = len(ERF_PIECES[0][3])
-        small = ERF_SMALL + [0.0] * (degree - len(ERF_SMALL))
-        polynomial = None
-        for n in reversed(range(degree)):
-            coefficient = choose(self.const(small[n]), [piece[3][n] for piece in ERF_PIECES])
-            polynomial = (coefficient if polynomial is None
-                          else self.fma(polynomial, variable, coefficient))
+        constant = self.select(large, self.chosen(inside, zero,
+                                                  [piece[2] for piece in ERF_PIECES]), ax)
+        polynomial = self.chosen_polynomial(inside, ERF_SMALL,
+                                            [piece[3] for piece in ERF_PIECES], variable)
         result = self.fma(factor, polynomial, constant)
         result = self.select(b.fcmp_ordered(">=", ax, self.const(ERF_END)), self.const(1.0),
                              result)

@@ -123,6 +123,29 @@ class EmitterBase:
     def select(self, condition, a, b):
         return self.b.select(condition, a, b)
 
+    def chosen(self, inside: list, small, values):
+        """`small` (an IR value) where |x| lies below the first piece, else the constant of the
+        piece it lies in (`inside`: per piece, whether |x| reached its start): a chain of
+        selects, erf's choice of its coefficients without a table read (a vector gather)."""
+        chosen = small
+        for within, value in zip(inside, values):
+            chosen = self.select(within, self.const(value), chosen)
+        return chosen
+
+    def chosen_polynomial(self, inside: list, small: list, pieces: list, variable):
+        """Horner's rule in `variable` over coefficients chosen per element by `chosen`: the
+        small form's (padded with zeros to the pieces' length) below the first piece, else
+        the piece's. erf's one polynomial for all its forms."""
+        degree = len(pieces[0])
+        small = list(small) + [0.0] * (degree - len(small))
+        polynomial = None
+        for n in reversed(range(degree)):
+            coefficient = self.chosen(inside, self.const(small[n]),
+                                      [piece[n] for piece in pieces])
+            polynomial = (coefficient if polynomial is None
+                          else self.fma(polynomial, variable, coefficient))
+        return polynomial
+
     def isnan(self, x):
         return self.b.fcmp_unordered("uno", x, x)
 
@@ -252,27 +275,16 @@ class SingleEmitter(EmitterBase):
         ax = self.fabs(x)
         # NaN compares false everywhere: it takes the small form, and is replaced at the end.
         inside = [b.fcmp_ordered(">=", ax, self.const(piece[0])) for piece in ERF_PIECES]
-
-        def choose(small, values):
-            chosen = small
-            for within, value in zip(inside, values):
-                chosen = self.select(within, self.const(value), chosen)
-            return chosen
-
         zero = self.const(0.0)
-        t = b.fsub(ax, choose(zero, [piece[1] for piece in ERF_PIECES]))
+        t = b.fsub(ax, self.chosen(inside, zero, [piece[1] for piece in ERF_PIECES]))
         large = inside[0]
         variable = self.select(large, t, b.fmul(ax, ax))
         factor = self.select(large, t, ax)
-        low = self.select(large, choose(zero, [piece[3] for piece in ERF_PIECES]), ax)
-        high = choose(zero, [piece[2] for piece in ERF_PIECES])
-        degree = len(ERF_PIECES[0][4])
-        small = ERF_R + [0.0] * (degree - len(ERF_R))
-        polynomial = None
-        for n in reversed(range(degree)):
-            coefficient = choose(self.const(small[n]), [piece[4][n] for piece in ERF_PIECES])
-            polynomial = (coefficient if polynomial is None
-                          else self.fma(polynomial, variable, coefficient))
+        low = self.select(large, self.chosen(inside, zero, [piece[3] for piece in ERF_PIECES]),
+                          ax)
+        high = self.chosen(inside, zero, [piece[2] for piece in ERF_PIECES])
+        polynomial = self.chosen_polynomial(inside, ERF_R, [piece[4] for piece in ERF_PIECES],
+                                            variable)
         result = b.fadd(high, self.fma(factor, polynomial, low))
         result = self.select(b.fcmp_ordered(">=", ax, self.const(ERF_END)), self.const(1.0),
                              result)

@@ -126,28 +126,42 @@ def relaid(result: np.ndarray, arrays) -> np.ndarray:
     return out
 
 
-def _first_decides(first: np.ndarray) -> tuple | None:
-    """The dims of `first`, outermost first, where its strides on the dims longer than one are
-    distinct and positive (a transposed head's view), so that as an operand of every dim of
-    the result it decides every pair of dims, and the order is not row-major. Else None."""
-    shape, strides = first.shape, first.strides
-    seen = set()
-    for extent, stride in zip(shape, strides):
+# How a first operand orders the dims longer than one (_first_order): row-major, or another
+# order that its distinct strides decide.
+_ROWS, _OTHER = "rows", "other"
+
+
+def _first_order(first: np.ndarray) -> str | None:
+    """How `first`, an operand with positive strides on its dims longer than one, orders them:
+    _ROWS where its strides fall from dim to dim (a slice of rows, a GRU's gate), _OTHER where
+    they are distinct but do not (a transposed head's view). As an operand with every dim of
+    the result, it then decides every pair of dims, and torch lays the result out in that
+    order. None for any other layout (a broadcast dim, equal strides)."""
+    previous = None
+    rows = True
+    strides = first.strides
+    for extent, stride in zip(first.shape, strides):
         if extent != 1:
-            if stride <= 0 or stride in seen:
+            if stride <= 0:
                 return None
-            seen.add(stride)
-    perm = tuple(sorted(range(first.ndim), key=lambda axis: -strides[axis]))
-    return None if perm == tuple(range(first.ndim)) else perm
+            if previous is not None and stride >= previous:
+                rows = False
+            previous = stride
+    if rows:
+        return _ROWS
+    longer = [stride for extent, stride in zip(first.shape, strides) if extent != 1]
+    return _OTHER if len(set(longer)) == len(longer) else None
 
 
 _INVERSES: dict = {}  # a permutation of dims: its inverse
 
 
-def _computed_in(perm: tuple, impl, first: np.ndarray, second: np.ndarray, attrs: dict):
-    """impl's result over both operands seen in `perm`'s order of dims, where NumPy lays its
-    result out row-major (the first operand's order), seen back in theirs: the result laid
-    out as torch's without computing it in NumPy's order and copying it."""
+def _computed_in(impl, first: np.ndarray, second: np.ndarray, attrs: dict):
+    """impl's result over both operands seen in the first's order of dims (outermost first),
+    where NumPy lays its result out row-major, seen back in theirs: the result laid out as
+    torch's without computing it in NumPy's order and copying it."""
+    strides = first.strides
+    perm = tuple(sorted(range(first.ndim), key=lambda axis: -strides[axis]))
     result = impl(first.transpose(perm), second.transpose(perm), **attrs)
     if result.__class__ is not _ARRAY:
         return result
@@ -168,24 +182,24 @@ def torch_ordered(impl, arity: int):
     if arity == 2:
         def torch_ordered_impl(*arrays, **attrs):
             first, second = arrays
-            if first.__class__ is _ARRAY and first.ndim > 1 and \
-                    not first.flags.c_contiguous and second.__class__ is _ARRAY and \
-                    second.flags.c_contiguous and second.shape == first.shape:
+            if first.__class__ is not _ARRAY or first.ndim < 2 or first.flags.c_contiguous:
+                return impl(*arrays, **attrs)
+            order = _first_order(first)
+            if order is _OTHER and second.__class__ is _ARRAY and second.flags.c_contiguous and \
+                    second.shape == first.shape:
                 # A transposed first operand and a row-major second: NumPy would take
                 # row-major order where torch follows the first, and the result be copied.
-                perm = _first_decides(first)
-                if perm is not None:
-                    return _computed_in(perm, impl, first, second, attrs)
+                return _computed_in(impl, first, second, attrs)
             result = impl(*arrays, **attrs)
-            if first.__class__ is not _ARRAY or first.ndim < 2 or first.flags.c_contiguous or \
-                    result.__class__ is not _ARRAY:
+            if result.__class__ is not _ARRAY:
                 return result
-            if result.strides == first.strides and result.shape == first.shape and \
-                    result.base is None and result is not first:
-                # A fresh (dense) result laid out as the first operand, which has every dim
-                # and, being as dense, distinct strides: it decides every pair of dims, so
-                # torch's order is its own (rotary embeddings' products on transposed heads).
-                return result
+            if result.shape == first.shape and result.base is None and result is not first:
+                # The first operand has every dim of the result and decides every pair: a
+                # fresh result laid out as it orders them is torch's (row-major, or as dense
+                # as the first and in its order: rotary embeddings' products on heads).
+                if order is _ROWS and result.flags.c_contiguous or \
+                        result.strides == first.strides:
+                    return result
             return relaid(result, arrays)
     else:
         def torch_ordered_impl(*arrays, **attrs):

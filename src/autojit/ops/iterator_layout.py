@@ -22,6 +22,12 @@ with NumPy's: a dim of one element holds no data whatever its stride. Where ever
 row-major over the dims it does not broadcast (a recurrent cell's gate gradient, a slice of
 rows of a wider array) and one of them decides every pair, the sort would keep row-major order
 and NumPy's result is already laid out so: `_row_major_everywhere` says so without sorting.
+Nor is there any sorting where the first operand has every dim of the result and distinct
+positive strides (`_first_order`): it decides every pair, so torch's order is its own. A fresh
+result in that order is kept (a GRU's gate slice plus a row-major tensor, a transposed head
+times a broadcast one), and with a row-major second operand of the same shape, where NumPy
+would take row-major order, both are seen permuted into the first's order so that NumPy lays
+the result out in torch's (`_computed_in`) instead of it being copied after.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The native erf loop (codegen/cpu/mathlib/__init__.py's erf, as eager runs it): time and accuracy.
+"""The native erf loops (mathlib/__init__.py's float64 erf, mathlib/single.py's float32 one, as
+eager runs them): time and accuracy.
 
 Times the float64 and float32 loops on 2^20 elements (normal samples times 3) beside
 torch.erf, one thread each, taking turns: the best of `--calls` calls of each, CPU time of the

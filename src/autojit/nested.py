@@ -159,14 +159,19 @@ def _elementwise(func, name: str, args: tuple, kwargs: dict):
 
 # ---- the questions about sizes ---------------------------------------------------------------
 
-def _size(self: NestedTensor, dim=None):
-    if dim is None:
-        raise RuntimeError(_NO_SIZES)
+def _wrapped_dim(self: NestedTensor, dim: int) -> int:
+    """dim counted from 0, with torch's IndexError where it is out of range."""
     ndim = _dim(self)
     if not -ndim <= dim < ndim:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, "
                          f"{ndim - 1}], but got {dim})")
-    dim %= ndim
+    return dim % ndim
+
+
+def _size(self: NestedTensor, dim=None):
+    if dim is None:
+        raise RuntimeError(_NO_SIZES)
+    dim = _wrapped_dim(self, dim)
     if dim == 0:
         return len(self._nested_sizes)
     found = {size[dim - 1] for size in self._nested_sizes}
@@ -334,13 +339,10 @@ def _sum(self: NestedTensor, dim=_ONE_DIM, keepdim: bool = False, *, dtype=None,
         dim = dim[0]
     if dim is None:
         raise RuntimeError(_ONE_DIM)
-    ndim = _dim(self)
-    if not -ndim <= dim < ndim:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, "
-                         f"{ndim - 1}], but got {dim})")
-    if dim % ndim != ndim - 1:
+    dim = _wrapped_dim(self, dim)
+    if dim != _dim(self) - 1:
         raise RuntimeError(f"NestedTensor can only be reduced across the last dimension for "
-                           f"now got dimension {dim % ndim} instead.")
+                           f"now got dimension {dim} instead.")
     if not keepdim:
         raise RuntimeError("NestedTensor always requires keepdim=True for now.")
     if dtype is not None:

@@ -107,6 +107,20 @@ def test_register_hooks_errors_are_torchs(case):
         assert actual == expected
 
 
+@pytest.mark.parametrize("hooked", [True, False])
+def test_raw_saved_handle_after_backward_is_given_and_refuses_hooks(hooked):
+    # torch gives the handle after the value is freed; its register_hooks raises.
+    def program(t, C):
+        a = t.tensor(X, requires_grad=True)
+        y = a * a
+        if hooked:
+            y.grad_fn._raw_saved_self.register_hooks(lambda v: v, lambda v: v)
+        y.sum().backward()
+        raw = y.grad_fn._raw_saved_self
+        return type(raw).__name__, outcome(lambda: raw.register_hooks(lambda v: v, lambda v: v))
+    same_outcome(program)
+
+
 def test_function_raw_saved_tensors():
     def program(t, C):
         class Keep(t.autograd.Function):

@@ -19,6 +19,14 @@ from .saved_tensors import FREED_MESSAGE, PackedSavedTensor, SavedTensor
 # torch's schema names of an op's first positional inputs
 _INPUT_NAMES = {"self": 0, "other": 1, "exponent": 1, "mat2": 1, "weight": 1, "input": 0}
 
+# torch's message for register_hooks on the handle of a value freed by a backward pass (the
+# handle itself is still given: `_raw_saved_self` does not raise).
+_HOOKS_AFTER_FREE = (
+    "Calling register_hooks on a saved tensor after it has been freed. Saved intermediate "
+    "values of the graph are freed when you call .backward() or autograd.grad(). Specify "
+    "retain_graph=True if you need to backward through the graph a second time or if you need "
+    "to access saved variables after calling backward.")
+
 _HOOK_ARGUMENTS = (
     "register_hooks(): incompatible function arguments. The following argument types are "
     "supported:\n    1. (self: torch._C._autograd.SavedTensor, arg0: Callable, arg1: "
@@ -58,6 +66,8 @@ class SavedTensorHandle:
     def register_hooks(self, *hooks):
         if len(hooks) != 2 or not all(callable(hook) for hook in hooks):
             raise TypeError(_HOOK_ARGUMENTS)
+        if getattr(self._node, "_released", False):
+            raise RuntimeError(_HOOKS_AFTER_FREE)
         entry = self._entry()
         if entry is None:
             raise RuntimeError("Calling register_hooks on a saved tensor with value None is "
@@ -115,10 +125,10 @@ def op_node_attribute(node, name: str):
             slot = None
     if slot is None:
         raise AttributeError(f"'{type(node).__name__}' object has no attribute '{name}'")
+    if raw:  # given after a backward pass freed the value too, as torch's
+        return SavedTensorHandle(node, slot)
     if node._released:
         raise RuntimeError(FREED_MESSAGE)
-    if raw:
-        return SavedTensorHandle(node, slot)
     entry = node._saved_out if slot == "out" else node._saved[slot]
     return _unpacked(node, entry)
 

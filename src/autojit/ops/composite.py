@@ -20,7 +20,7 @@ from .elementwise.math_primitives import rsqrt  # noqa: F401 - torch.rsqrt, from
 from .limited_rules import UNSIGNED, refuse_limited
 from .linalg import vector_norm
 from .nn import activations
-from .reduction import amax, extreme, sum_
+from .reduction import _NO_DIM, amax, extreme, mean_, sum_
 from .shape_rules import normalize_dims
 
 _LN2 = math.log(2.0)
@@ -240,9 +240,9 @@ def _count(x: Tensor, dim) -> int:
 
 
 @float32_inside()
-def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+def mean(x: Tensor, dim=_NO_DIM, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Mean of the elements over `dim` (all when None), keeping reduced dims with `keepdim`;
-    floating dtypes only (`dtype` converts x first)."""
+    floating dtypes only (`dtype` converts x first). One primitive (reduction.mean_)."""
     if dtype is not None:
         x = x.to(dtype)
     if x.dtype.category < dtypes.FLOATING:
@@ -250,7 +250,7 @@ def mean(x: Tensor, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
         raise RuntimeError(f"mean(): could not infer output dtype. {which} dtype must be either "
                            "a floating point or complex dtype. Got: "
                            f"{dtypes.scalar_type_name(x.dtype)}")
-    return sum_(x, dim, keepdim) / _count(x, dim)
+    return mean_(x, dim, keepdim)
 
 
 @float32_inside()

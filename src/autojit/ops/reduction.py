@@ -1,9 +1,12 @@
-"""Reduction primitives: sum, prod, amax, amin, argmax, argmin, any, all.
+"""Reduction primitives: sum, prod, mean, amax, amin, argmax, argmin, any, all.
 
 Each reduces over `dim` (a sorted tuple of non-negative axes; all axes when the user passes
-None) with `keepdim`. Composite reductions (mean, var, std, norm, logsumexp, max with indices)
-are in composite.py. VJPs broadcast the gradient back with `expand`, so they stay in autojit ops;
-JVPs sum the tangent weighted by the same derivative the VJP broadcasts (sum's is sum itself).
+None) with `keepdim`. mean is a primitive for torch's node of it (MeanBackward0, or
+MeanBackward1 given a dim, with `_saved_self_sym_sizes`) that compiled code sees as the sum
+divided by the count (Decomposition). Composite reductions (var, std, norm, logsumexp, max with
+indices) are in composite.py. VJPs broadcast the gradient back with `expand`, so they stay in
+autojit ops; JVPs sum the tangent weighted by the same derivative the VJP broadcasts (sum's is
+sum itself).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from .complex_rules import conj
 from .dtype_rules import rule_index
 from .elementwise import isnan, where
 from .limited_rules import BOTH
+from .lowering import Decomposition
 from .registry import NOT_DIFFERENTIABLE, Reduction, bind, define_op, linear_jvp
 from .shape_rules import normalize_dims, reduced_shape  # noqa: F401 - read from here too
 
@@ -120,6 +124,49 @@ SUM = _reduction("sum", _sum_impl,
                  complex=True)
 
 
+def _same_dtype(inputs, attrs):
+    return None, inputs[0].dtype
+
+
+def _count(shape, dim: tuple):
+    """How many elements each value of a reduction over `dim` of a `shape` tensor takes."""
+    count = 1
+    for axis in dim:
+        count *= shape[axis]
+    return count
+
+
+def _mean_impl(x, dim, keepdim):
+    # torch's CPU mean: the sum, divided by the count (a NaN over no elements).
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.true_divide(_sum_impl(x, dim, keepdim), _count(x.shape, dim))
+
+
+def _mean_composite(x, dim, keepdim):
+    """The same values from sum and div, for compiled code."""
+    return bind(SUM, (x,), {"dim": dim, "keepdim": keepdim}) / _count(x.shape, dim)
+
+
+def _mean_vjp(ctx, g):
+    # The sum's and the division's VJPs, as the composite's backward runs them.
+    return (_expand_back(ctx, g / _count(ctx.input_meta[0][0], ctx.attrs["dim"])),)
+
+
+def _input_sizes(node, saved, raw):
+    return tuple(node.input_meta[0][0])
+
+
+MEAN = define_op(
+    name="mean", arity=1,
+    shape=lambda shape, dim, keepdim: _shape_rule(shape, dim, keepdim), dtype=_same_dtype,
+    impl=_mean_impl, vjp=_mean_vjp, saves=(), lowering=Decomposition(_mean_composite),
+    jvp=lambda inputs, tangents, out, attrs: linear_jvp(MEAN, tangents, attrs),
+    batch=batching.reduction_rule, complex=True,
+    saved_names={"self_sym_sizes": _input_sizes,
+                 "self_sym_numel": lambda node, saved, raw: _count(node.input_meta[0][0], range(
+                     len(node.input_meta[0][0])))})
+
+
 def _products_of_others(x: Tensor, out: Tensor, attrs: dict) -> Tensor:
     """d prod / d x_i for each element of x: the product of the others in its slice."""
     # out / x_i fails where x_i == 0, so zeros are counted: one zero gets the product of the
@@ -212,10 +259,6 @@ def _extreme_vjp(ctx, g):
     return (_expand_back(ctx, g) * _extreme_shares(ctx.inputs[0], ctx.out, ctx.attrs),)
 
 
-def _same_dtype(inputs, attrs):
-    return None, inputs[0].dtype
-
-
 AMAX = _reduction("amax", lambda x, dim, keepdim, nan_shares=False: np.amax(
     x, axis=dim, keepdims=keepdim), _same_dtype, _extreme_vjp, (0, "out"), Reduction("max", "max"),
     _weighted_sum_jvp(_extreme_shares),
@@ -304,6 +347,26 @@ def sum_(x: Tensor, dim=_NO_DIM, keepdim: bool = False, *, dtype=None) -> Tensor
             if not _SUM_DIM_NODE:
                 _SUM_DIM_NODE.append(type("SumBackward1", (SUM.node_class,), {"__slots__": ()}))
             node.__class__ = _SUM_DIM_NODE[0]
+    return out
+
+
+_MEAN_DIM_NODE: list = []  # the node class of torch's mean.dim overload, made once
+
+
+def mean_(x: Tensor, dim=_NO_DIM, keepdim: bool = False) -> Tensor:
+    """The mean of a floating or complex x over `dim` (all when None), keeping reduced dims
+    with `keepdim`. As in torch, a call given `dim` (even None) records a `MeanBackward1`
+    node, one without it a `MeanBackward0`."""
+    given = dim is not _NO_DIM
+    out = bind(MEAN, (x,), {"dim": normalize_dims(dim if given else None, x.ndim),
+                            "keepdim": bool(keepdim)})
+    if given:
+        node = out.grad_fn
+        if node is not None and node.__class__ is MEAN.node_class:
+            if not _MEAN_DIM_NODE:
+                _MEAN_DIM_NODE.append(type("MeanBackward1", (MEAN.node_class,),
+                                           {"__slots__": ()}))
+            node.__class__ = _MEAN_DIM_NODE[0]
     return out
 
 

@@ -30,6 +30,7 @@ from ...ops.elementwise import math_primitives as ewm
 from ...ops.indexing import max as max_with_indices
 from ...ops.inplace import apply_inplace
 from ...ops.nn import hard_activations
+from ...ops.nn import threshold as threshold_op
 from ...ops.nn.softmax import log_softmax as log_softmax_op
 from ...ops.nn.softmax import softmax as softmax_op
 from ...tensor import dtypes
@@ -110,7 +111,11 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
 
 
 def _threshold(input: Tensor, threshold, value) -> Tensor:  # noqa: A002
-    return ew.where(input <= _same_kind(threshold, input), _same_kind(value, input), input)
+    if _as_primitive(input):  # torch's ThresholdBackward0 (ops/nn/threshold.py)
+        return threshold_op.threshold(input, threshold, value)
+    floating = input.dtype.is_floating_point
+    return ew.where(input <= threshold_op.as_number(threshold, floating),
+                    threshold_op.as_number(value, floating), input)
 
 
 def threshold(input: Tensor, threshold: float, value: float,  # noqa: A002

@@ -44,6 +44,10 @@ def test_the_node_names_differences_md_gives():
     assert x.mean().grad_fn.name() == "MeanBackward0"
     assert x.mean(0).grad_fn.name() == "MeanBackward1"
     assert F.mse_loss(x, x.detach()).grad_fn.name() == "MeanBackward0"
+    signal = x.reshape(1, 3, 4)
+    assert F.interpolate(signal, 6, mode="linear").grad_fn.name() == "UpsampleLinear1DBackward0"
+    assert F.conv1d(signal, autojit.ones(2, 3, 2), autojit.zeros(2)
+                    ).grad_fn.name() == "ConvolutionBackward0"
     text = (ROOT / "docs" / "differences.md").read_text()
     assert "`cross_entropy`, `nll_loss` and `gelu` have torch's" in text
 

@@ -1,6 +1,9 @@
 """One grad_fn for all the outputs of a composite that torch differentiates as one op: unbind,
 split, chunk, unsafe_split and var_mean give each output its own history of primitives here,
-torch one node (UnbindBackward0, SplitBackward0, VarMeanBackward0) whose outputs they are.
+torch one node (UnbindBackward0, SplitBackward0, VarMeanBackward0) whose outputs they are; so
+do composites with one output whose node torch names and whose saved values it shows
+(interpolate's UpsampleLinear1DBackward0 with `_saved_output_size`, addbmm, pdist, ...: the
+`saved` values given, an output among them held weakly, a tensor freed with the node).
 
 What depends on that is visible to the user: a hook on one output runs, with None, when a
 backward reaches only another output's gradient; a pre-hook on the node sees every output's
@@ -34,10 +37,28 @@ _classes: dict = {}
 class SharedNode(Node):
     """The grad_fn of every output of one composite call (a class per torch node name)."""
 
-    __slots__ = ("_roots", "_boundary", "_inner", "_released", "_out_metas")
+    __slots__ = ("_roots", "_boundary", "_inner", "_released", "_out_metas", "_shown_values")
 
     def _output_metadata(self) -> tuple:
         return self._out_metas
+
+    def __getattr__(self, name: str):
+        # torch's `_saved_<name>` of the op: the values the composite gave share_node (a
+        # tensor, or a tuple of them, raises once the node was freed, as torch's)
+        if name.startswith("_saved_"):
+            try:
+                values = object.__getattribute__(self, "_shown_values")
+            except AttributeError:
+                values = None
+            key = name[len("_saved_"):]
+            if values and key in values:
+                value = values[key]
+                if value is _FREED:
+                    raise RuntimeError(FREED_MESSAGE)
+                if value.__class__ is weakref.ref:  # an output of the node
+                    return value()
+                return value
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def apply(self, grads: list) -> list:
         if self._released:
@@ -105,6 +126,21 @@ class SharedNode(Node):
             node.release()
             if getattr(node, "op", None) is not None and node.op.saves:
                 self._released = True  # a later pass through this node raises, as torch's
+        values = self._shown_values
+        if values:
+            held = [key for key, value in values.items() if _holds_tensor(value)]
+            if held:  # torch's node saved these tensors: freed now
+                self._released = True
+                self._shown_values = {**values, **dict.fromkeys(held, _FREED)}
+
+
+_FREED = object()  # a saved tensor of a shared node after a backward pass freed it
+
+
+def _holds_tensor(value) -> bool:
+    if value.__class__ is tuple:
+        return any(isinstance(item, Tensor) for item in value)
+    return isinstance(value, (Tensor, weakref.ref))
 
 
 class _ReleaseLater:
@@ -142,10 +178,11 @@ def _inner_nodes(roots: list, boundary: dict) -> list:
     return list(seen)
 
 
-def share_node(outputs: tuple, inputs: tuple, name: str) -> tuple:
+def share_node(outputs: tuple, inputs: tuple, name: str, saved: dict | None = None) -> tuple:
     """Make one node, of class `name`, the grad_fn of all of `outputs` (output i its output
     i), with the edges of `inputs`; the outputs are returned. Nothing changes where grad mode
-    is off, no output has history, or inside vmap."""
+    is off, no output has history, or inside vmap. `saved`: what the node shows as torch's
+    `_saved_<name>` (sizes, flags, the tensors torch's node saves)."""
     if not state.grad_enabled or not any(
             isinstance(out, Tensor) and out.grad_fn is not None for out in outputs) or \
             any(isinstance(out, Tensor) and out._batched for out in outputs):
@@ -174,6 +211,12 @@ def share_node(outputs: tuple, inputs: tuple, name: str) -> tuple:
     for inner in node._inner:
         inner.release = _ReleaseLater(inner)
     node._released = False
+    if saved:
+        # An output among them is held weakly: it holds this node (its grad_fn).
+        ids = {id(out) for out in outputs}
+        saved = {key: weakref.ref(value) if id(value) in ids else value
+                 for key, value in saved.items()}
+    node._shown_values = saved
     node.output_count = len(outputs)
     node._out_metas = tuple((tuple(out.shape), out._dtype, out.device)
                             if isinstance(out, Tensor) else None for out in outputs)

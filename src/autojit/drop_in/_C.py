@@ -127,6 +127,8 @@ from ..autograd.graph_tasks import current_graph_task_id as _current_graph_task_
 from ..autograd.graph_tasks import will_engine_execute_node as _will_engine_execute_node  # noqa: E402, F401, E501
 
 is_grad_enabled = _is_grad_enabled
+# torch's build flag for its LAPACK routines: autojit's linear algebra runs LAPACK (NumPy's).
+has_lapack = True
 
 
 def _set_grad_enabled(mode: bool) -> None:

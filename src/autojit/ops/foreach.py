@@ -17,6 +17,7 @@ import numbers
 from ..tensor import dtypes
 from ..tensor.creation import tensor as number_tensor
 from ..tensor.tensor import Tensor
+from . import registry
 from .aten_namespace import register
 
 _UNARY = ("abs", "acos", "asin", "atan", "ceil", "cos", "cosh", "erf", "erfc", "exp", "expm1",
@@ -94,7 +95,11 @@ def _unary(name: str, inplace: bool):
     method = name + "_" if inplace else name
 
     def function(self):
-        return _run(method, self, inplace=inplace)
+        results = _run(method, self, inplace=inplace)
+        if inplace:
+            return results
+        title = "".join(part.title() for part in name.split("_"))
+        return registry.share_node(results, tuple(self), f"Foreach{title}Backward0")
 
     return function
 
@@ -121,9 +126,48 @@ def _binary(name: str, inplace: bool):
                                       each.is_floating_point() else None)
                         if isinstance(operand, numbers.Number) else operand
                         for operand, each in zip(operands, tensors)]
-        return _run(method, self, operands, inplace=inplace, **kwargs)
+        results = _run(method, self, operands, inplace=inplace, **kwargs)
+        return results if inplace else _torch_node(name, tensors, other, results)
 
     return function
+
+
+# torch's node of each out-of-place binary form, by the second operand's kind (one number, a
+# list of numbers, a list of tensors, one 0-d tensor): its name's suffix and what it shows
+_SUFFIXES = {
+    **dict.fromkeys(("add", "sub"), {"scalar": "1Scalar", "scalars": "1ScalarList",
+                                     "list": "0List", "tensor": "1Scalar"}),
+    "mul": {"scalar": "1Scalar", "scalars": "1ScalarList", "list": "0List", "tensor": "0Tensor"},
+    "div": {"scalar": "1Scalar", "scalars": "1ScalarList", "list": "0", "tensor": "0Tensor"},
+    **dict.fromkeys(("maximum", "minimum"), {"scalar": "0", "scalars": "1", "list": "0List",
+                                             "tensor": "0"}),
+    **dict.fromkeys(("clamp_min", "clamp_max"), {"scalar": "0Scalar", "scalars": "0ScalarList",
+                                                 "list": "1List", "tensor": "0Scalar"}),
+    "pow": {"scalar": "0Scalar", "scalars": "1", "list": "0", "tensor": "0Scalar"},
+}
+_SHOWN = {("div", "list"): ("self", "other"), ("maximum", "scalar"): ("self", "scalar"),
+          ("maximum", "tensor"): ("self", "scalar"), ("maximum", "scalars"): ("self", "scalars"),
+          ("pow", "scalars"): ("self", "exponent"), ("pow", "list"): ("self", "exponent")}
+_SHOWN.update({("minimum", kind): shown for (op, kind), shown in _SHOWN.items()
+               if op == "maximum"})
+
+
+def _torch_node(name: str, tensors: list, other, results: tuple) -> tuple:
+    """The results of an out-of-place binary form on one node, torch's
+    (ForeachMaximumBackward1, ...), showing what torch's shows (`_saved_scalars`, ...)."""
+    if isinstance(other, (list, tuple)):
+        kind = "list" if any(isinstance(item, Tensor) for item in other) else "scalars"
+    else:
+        kind = "tensor" if isinstance(other, Tensor) else "scalar"
+    values = {"self": tuple(tensors), "scalars": tuple(other) if kind == "scalars" else None,
+              "scalar": other.item() if kind == "tensor" else other,
+              "other": tuple(other) if kind == "list" else None,
+              "exponent": tuple(other) if kind in ("list", "scalars") else None}
+    saved = {key: values[key] for key in _SHOWN.get((name, kind), ())}
+    title = "".join(part.title() for part in name.split("_"))
+    inputs = (*tensors, *(other if kind == "list" else ()))
+    return registry.share_node(results, inputs, f"Foreach{title}Backward{_SUFFIXES[name][kind]}",
+                               saved)
 
 
 def _pointwise(name: str, inplace: bool):

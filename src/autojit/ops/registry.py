@@ -370,10 +370,10 @@ def decompose(op: Op, inputs: tuple, attrs: dict) -> Tensor:
         state.grad_enabled, state.forward_levels = previous_grad, previous_levels
 
 
-def share_node(outputs: tuple, inputs: tuple, name: str) -> tuple:
+def share_node(outputs: tuple, inputs: tuple, name: str, saved: dict | None = None) -> tuple:
     """The outputs of one composite call on `inputs`, made the outputs of one autograd node
-    named `name` (SHARE_NODE) when autograd is loaded."""
-    return SHARE_NODE(outputs, inputs, name) if SHARE_NODE is not None else outputs
+    named `name` (SHARE_NODE) when autograd is loaded; `saved`: its torch `_saved_<name>`s."""
+    return SHARE_NODE(outputs, inputs, name, saved) if SHARE_NODE is not None else outputs
 
 
 def linear_jvp(op: Op, tangents, attrs):

@@ -22,6 +22,7 @@ import math
 from ...ops.autocast import LOWER, autocast_op
 from ...ops.layout import embed_slice, slice_dims, stack
 from ...ops.linalg import matmul
+from ...ops.registry import share_node
 from ...tensor.creation import zeros
 from ...tensor.dtypes import bfloat16, float16
 from ...tensor.tensor import Tensor
@@ -225,7 +226,11 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
     x = _pad_spatial(x, [(p, p) for p in padding])
     columns = stack(_windows(x, kernel, stride, dilation, blocks), 2)
     result = columns.reshape(x.shape[0], x.shape[1] * math.prod(kernel), math.prod(blocks))
-    return result if batched else result.squeeze(0)
+    result = result if batched else result.squeeze(0)
+    saved = {"kernel_size": tuple(kernel), "dilation": tuple(dilation),
+             "padding": tuple(padding), "stride": tuple(stride),
+             "self_sym_argsize_minus_2": int(sizes[0]), "self_sym_argsize_minus_1": int(sizes[1])}
+    return _torch_node(result, input, "Im2ColBackward0", saved)  # torch's im2col node
 
 
 def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0,  # noqa: A002
@@ -257,4 +262,14 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0,  # noqa
     result = _col2im(columns, blocks, full, kernel, stride, dilation)
     result = slice_dims(result, [(0, result.shape[0], 1), (0, result.shape[1], 1)]
                         + [(p, p + n, 1) for p, n in zip(padding, output_size, strict=True)])
-    return result if batched else result.squeeze(0)
+    result = result if batched else result.squeeze(0)
+    saved = {"kernel_size": tuple(kernel), "dilation": tuple(dilation),
+             "padding": tuple(padding), "stride": tuple(stride)}
+    return _torch_node(result, input, "Col2ImBackward0", saved)  # torch's col2im node
+
+
+def _torch_node(result: Tensor, input: Tensor, name: str, saved: dict) -> Tensor:  # noqa: A002
+    """result with the one node torch's op gives it, showing `saved` (registry.share_node)."""
+    if result.grad_fn is None:
+        return result
+    return share_node((result,), (input,), name, saved)[0]

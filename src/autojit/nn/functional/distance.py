@@ -15,6 +15,7 @@ from ...ops.autocast import FP32, autocast_op, float32_inside
 from ...ops.linalg.products import cosine_similarity  # noqa: F401 - one implementation, ops/linalg/products.py
 from ...ops.out_argument import write_result
 from ...ops.reduction import amax
+from ...ops.registry import share_node
 from ...tensor import dtypes
 from ...tensor.creation import arange, as_tensor
 from ...tensor.tensor import Tensor
@@ -57,10 +58,16 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:  # noqa: A002
     # The pairs depend on the shape only: fixed index arrays, so the graph stays static.
     first, second = np.triu_indices(input.shape[0], k=1)
     if first.size == 0:
-        return composite.norm(input[:0], p, 1)
-    first = as_tensor(first.astype(np.int64), device=input.device)
-    second = as_tensor(second.astype(np.int64), device=input.device)
-    return composite.norm(input[first] - input[second], p, 1)
+        result = composite.norm(input[:0], p, 1)
+    else:
+        first = as_tensor(first.astype(np.int64), device=input.device)
+        second = as_tensor(second.astype(np.int64), device=input.device)
+        result = composite.norm(input[first] - input[second], p, 1)
+    if result.grad_fn is None:
+        return result
+    # torch's node, which shows p, the input and the result
+    return share_node((result,), (input,), "PdistBackward0",
+                      {"p": float(p), "self": input, "result": result})[0]
 
 
 def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:

@@ -27,6 +27,7 @@ import warnings
 import numpy as np
 
 from ...ops.indexing import index_select
+from ...ops.registry import share_node
 from ...tensor import dtypes
 from ...tensor.creation import tensor
 from ...tensor.tensor import Tensor
@@ -234,14 +235,46 @@ def interpolate(input: Tensor, size=None, scale_factor=None, mode: str = "neares
     if mode in _LINEAR_DIMS and _LINEAR_DIMS[mode] != spatial:
         raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs "
                                   f"{_LINEAR_DIMS[mode] + 2}D input")
-    if antialias:
-        return antialiased(input, out, scales, mode, bool(align_corners))
     if mode == "area":
         return _AREA[spatial](input, out)
-    result = input
-    for d in range(spatial):
-        result = _resize_dim(result, 2 + d, out[d], scales[d], mode, bool(align_corners))
-    return result
+    if antialias:
+        result = antialiased(input, out, scales, mode, bool(align_corners))
+    else:
+        result = input
+        for d in range(spatial):
+            result = _resize_dim(result, 2 + d, out[d], scales[d], mode, bool(align_corners))
+        if result is input:  # every size kept: a new tensor all the same, as torch's
+            result = input.clone()
+    return _torch_node(result, input, mode, antialias, out, scales, align_corners)
+
+
+# torch's upsampling ops (node name prefixes), by mode
+_NODE_NAMES = {"nearest": "UpsampleNearest", "nearest-exact": "UpsampleNearestExact",
+               "linear": "UpsampleLinear", "bilinear": "UpsampleBilinear",
+               "trilinear": "UpsampleTrilinear", "bicubic": "UpsampleBicubic"}
+_SCALE_NAMES = {1: ("scales",), 2: ("scales_h", "scales_w"),
+                3: ("scales_d", "scales_h", "scales_w")}
+
+
+def _torch_node(result: Tensor, input: Tensor, mode: str, antialias: bool,  # noqa: A002
+                out: tuple, scales: tuple, align_corners) -> Tensor:
+    """The resized tensor with the one node torch's upsampling op gives it
+    (UpsampleLinear1DBackward0, UpsampleBilinear2DAaBackward0, ...) and what that node
+    shows: the output size, the scales given (None where the sizes set them), align_corners
+    in the interpolating modes and the input's sizes."""
+    prefix = _NODE_NAMES.get(mode)
+    if prefix is None or result.grad_fn is None:
+        return result
+    spatial = len(out)
+    name = f"{prefix}{spatial}DBackward0"
+    if antialias:
+        name = f"{prefix}{spatial}DAaBackward0"
+    saved = {"output_size": tuple(int(size) for size in out),
+             "self_sym_sizes": tuple(int(size) for size in input.shape)}
+    saved.update(zip(_SCALE_NAMES[spatial], scales, strict=True))
+    if mode not in ("nearest", "nearest-exact"):
+        saved["align_corners"] = bool(align_corners)
+    return share_node((result,), (input,), name, saved)[0]
 
 
 def _deprecated(name: str) -> None:

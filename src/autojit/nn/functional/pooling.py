@@ -22,7 +22,7 @@ import numpy as np
 
 from ...ops import elementwise as ew
 from ...ops.autocast import FP32, autocast_op
-from ...ops.elementwise.extra import div
+from ...ops.elementwise.extra import rounded_division as div
 from ...ops.elementwise.math_primitives import relu
 from ...ops.indexing import index_put
 from ...ops.indexing.checks import check_index

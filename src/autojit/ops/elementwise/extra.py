@@ -20,6 +20,7 @@ from .. import elementwise as ew
 from ..complex_numbers import complex_angle
 from ..dtype_rules import promoted_dtype
 from ..limited_rules import refuse_limited
+from ..registry import share_node
 from .math_primitives import copysign, not_implemented, tensor_argument, trunc
 
 frexp_return = namedtuple("frexp", ["mantissa", "exponent"])
@@ -44,10 +45,35 @@ def _zero_gradient(result: Tensor, *operands) -> Tensor:
     return ew.where(always, result, link.to(result.dtype))
 
 
-def div(input, other, *, rounding_mode=None):  # noqa: A002 - torch's names
+class _NotGiven:
+    """div's default rounding_mode: none given (torch's div.Tensor overload, where a given one,
+    None too, is div.Tensor_mode's). It reads as None in the signature."""
+
+    def __repr__(self) -> str:
+        return "None"
+
+
+_NOT_GIVEN = _NotGiven()
+
+
+def div(input, other, *, rounding_mode=_NOT_GIVEN):  # noqa: A002 - torch's names
     """Elementwise `x / y`; with `rounding_mode` "trunc" or "floor" the quotient rounded toward
     zero or down, in the operands' promoted dtype (integers stay integers), with a zero
-    gradient."""
+    gradient. As in torch, a call given `rounding_mode` (even None) records a `DivBackward2`
+    node, which shows it, one without it a `DivBackward0`."""
+    if rounding_mode is _NOT_GIVEN:
+        return ew.div(input, other)
+    result = rounded_division(input, other, rounding_mode)
+    if not isinstance(result, Tensor) or result.grad_fn is None:
+        return result
+    needs_other = isinstance(other, Tensor) and other.requires_grad
+    saved = {"rounding_mode": rounding_mode, "self": input if needs_other else None,
+             "other": other if isinstance(other, Tensor) else None}
+    return share_node((result,), (input, other), "DivBackward2", saved)[0]
+
+
+def rounded_division(input, other, rounding_mode=None):  # noqa: A002 - torch's names
+    """div with a rounding mode (None: the true quotient), without div's own node."""
     if rounding_mode is None:
         return ew.div(input, other)
     if not isinstance(rounding_mode, str):

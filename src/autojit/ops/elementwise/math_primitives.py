@@ -31,7 +31,7 @@ from ..autocast import PROMOTE, autocast_op
 from ..complex_rules import conj
 from ..dtype_rules import promoted_dtype, rule_float
 from ..limited_rules import UNSIGNED, refuse_limited
-from ..registry import Elementwise, bind, define_op
+from ..registry import Elementwise, bind, define_op, share_node
 from ..shape_rules import broadcast_shapes
 
 # torch's names of the scalar types, as its "not implemented for" errors print them.
@@ -105,10 +105,11 @@ def tensor_parameters(function, name: str, parameters: tuple, method: bool = Fal
 
 
 def _define(name, arity, dtype, impl, vjp, saves, expression, exact=False, jvp=None,
-            complex=None, limited=None, kernel=None):  # noqa: A002 - define_op's keyword
+            complex=None, limited=None, kernel=None,  # noqa: A002 - define_op's keyword
+            saved_names=None):
     return define_op(name=name, arity=arity, shape=broadcast_shapes, dtype=dtype, impl=impl,
                      vjp=vjp, jvp=jvp, saves=saves, lowering=Elementwise(expression, exact),
-                     complex=complex, limited=limited, kernel=kernel)
+                     complex=complex, limited=limited, kernel=kernel, saved_names=saved_names)
 
 
 def _needs(ctx, index, rule, g):
@@ -545,15 +546,20 @@ def _logit_part(x, g):
 
 LOGIT = _define("logit", 1, rule_float, lambda x: np.log(x / (1 - x)),
                 lambda ctx, g: (_logit_part(ctx.inputs[0], g),), (0,), "log({0} / (1 - {0}))",
-                jvp=lambda inputs, tangents, out, attrs: _logit_part(inputs[0], tangents[0]))
+                jvp=lambda inputs, tangents, out, attrs: _logit_part(inputs[0], tangents[0]),
+                saved_names={"self": 0, "eps": lambda node, saved, raw: None})
 
 
 def logit(input, eps=None):  # noqa: A002
     """Elementwise log-odds `log(p / (1 - p))`; with `eps`, p is first clamped to
-    [eps, 1 - eps] (no gradient outside)."""
+    [eps, 1 - eps] (no gradient outside), the clamp and logit under torch's one node
+    LogitBackward0, which shows eps and the input."""
     x = tensor_argument(input, "logit", "input", 1)
-    if eps is not None:
-        if not x.dtype.is_floating_point:
-            x = x.to(dtypes.get_default_dtype())
-        x = api.clamp(x, eps, 1 - eps)
-    return bind(LOGIT, (x,), {})
+    if eps is None:
+        return bind(LOGIT, (x,), {})
+    if not x.dtype.is_floating_point:
+        x = x.to(dtypes.get_default_dtype())
+    result = bind(LOGIT, (api.clamp(x, eps, 1 - eps),), {})
+    if result.grad_fn is None:
+        return result
+    return share_node((result,), (x,), "LogitBackward0", {"eps": float(eps), "self": x})[0]

@@ -27,6 +27,7 @@ from ..inplace import apply_inplace
 from ..layout import embed_slice
 from ..layout.diagonal import diagonal, embed_diagonal
 from ..reduction import sum_
+from ..registry import share_node
 from . import _index_select, index_put, strided_vmap
 from .scatter import scatter_reduce
 
@@ -241,7 +242,17 @@ def storage_offset(self: Tensor) -> int:
 
 def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:  # noqa: A002
     """The elements of x's storage at `storage_offset + sum(i_k * stride_k)` for each index i
-    of `size` (x's own offset by default), as a new tensor: a copy, where torch's is a view."""
+    of `size` (x's own offset by default), as a new tensor: a copy, where torch's is a view.
+    Its node is torch's AsStridedBackward0, which shows the size, stride and offset given."""
+    result = _as_strided(input, size, stride, storage_offset)
+    if result.grad_fn is None:
+        return result
+    saved = {"size": tuple(int(s) for s in size), "stride": tuple(int(s) for s in stride),
+             "storage_offset": None if storage_offset is None else int(storage_offset)}
+    return share_node((result,), (input,), "AsStridedBackward0", saved)[0]
+
+
+def _as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:  # noqa: A002
     size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
     if len(size) != len(stride):
         raise RuntimeError("mismatch in length of strides and shape")
@@ -286,7 +297,7 @@ def _batched_as_strided(x: Tensor, size: tuple, stride: tuple, storage_offset, p
         batch = tuple(physical.shape)[:dims]
         steps = storage._layout(physical)[2][:dims]
         return strided_vmap.rebatched(
-            as_strided(physical, batch + size, steps + stride, storage_offset), levels)
+            _as_strided(physical, batch + size, steps + stride, storage_offset), levels)
     offset = 0 if storage_offset is None else int(storage_offset) - base
     index = _strided_positions(size, stride, offset, x.device)
     return layout.reshape(_index_select(flat, 0, index), size)

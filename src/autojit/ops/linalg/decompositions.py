@@ -28,7 +28,7 @@ from ..dtype_rules import rule_first
 from ..layout import cat, embed_slice, narrow, reshape
 from ..layout.diagonal import diagonal
 from ..reduction import sum_
-from ..registry import Extern, bind, define_op
+from ..registry import Extern, bind, define_op, share_node
 from . import matmul
 from .common import (
     EighResult,
@@ -193,6 +193,8 @@ def qr(A: Tensor, mode: str = "reduced", *, out=None):
     q, r = unpack(bind(QR, (A,), {"mode": mode}), shapes)
     if mode == "r":
         q = reshape(q, (0,))
+    if r.grad_fn is not None:  # one node for both, as torch's, which shows Q, R and the mode
+        q, r = share_node((q, r), (A,), "LinalgQrBackward0", {"mode": mode, "Q": q, "R": r})
     result = QRResult(q, r)
     return result if out is None else write_outs(out, result, "linalg_qr", (A,))
 

@@ -25,6 +25,7 @@ from ..elementwise.math_primitives import SCALAR_TYPE_NAMES, tensor_argument
 from ..layout import cat, expand, narrow, reshape, unsqueeze
 from ..limited_rules import refuse_limited
 from ..reduction import amax, sum_
+from ..registry import share_node
 from ..shape_rules import broadcast_shapes
 from . import bmm, matmul, mm
 
@@ -146,7 +147,17 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):  # noqa: A002
     if input.dtype is not batch2.dtype:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got "
                            f"{_type_name(input)} and {_type_name(batch2)}")
-    return _scaled_sum(input, sum_(bmm(batch1, batch2), 0), beta, alpha)
+    result = _scaled_sum(input, sum_(bmm(batch1, batch2), 0), beta, alpha)
+    if result.grad_fn is None:
+        return result
+    # torch's node and what it shows: each batch is saved where the other needs a gradient
+    saved = {"alpha": alpha, "beta": beta,
+             "batch1": batch1 if batch2.requires_grad else None,
+             "batch2": batch2 if batch1.requires_grad else None,
+             "batch1_sym_argsize_0": int(batch1.shape[0]),
+             "batch1_sym_argsize_1": int(batch1.shape[1]),
+             "batch2_sym_argsize_2": int(batch2.shape[2])}
+    return share_node((result,), (input, batch1, batch2), "AddbmmBackward0", saved)[0]
 
 
 @autocast_op(cpu=LOWER, cuda=LOWER, round_once=True)

@@ -295,7 +295,18 @@ CONVOLUTION = define_op(
     grad_name="ConvolutionBackward0", complex=True,
     # (the bias is added after this op, by its own node: none here, torch's (0,))
     saved_names={"input": 0, "weight": 1,
-                 "bias_sym_sizes_opt": lambda ctx, saved, raw: (0,)})
+                 "bias_sym_sizes_opt": lambda ctx, saved, raw: (0,),
+                 "padding": lambda ctx, saved, raw: torch_padding(ctx.attrs["padding"]),
+                 "output_padding": lambda ctx, saved, raw: (0,) * len(ctx.attrs["stride"]),
+                 "transposed": lambda ctx, saved, raw: False})
+
+
+def torch_padding(amounts: tuple) -> tuple:
+    """The padding torch's node shows: one amount per dim where both sides pad alike (torch
+    pads an uneven 'same' before its convolution, which then pads nothing)."""
+    if all(left == right for left, right in amounts):
+        return tuple(left for left, _ in amounts)
+    return (0,) * len(amounts)
 CONVOLUTION_INPUT = define_op(
     name="convolution_backward_input", arity=2, shape=_input_shape, dtype=rule_promote,
     impl=_input_impl, vjp=_input_vjp, saves=((0, 1), (1, 0)), lowering=_INPUT,

@@ -233,3 +233,44 @@ def test_the_record_function_operators_open_and_close_a_range_as_torchs():
 
     assert run(autojit) == run(torch) == [("bar", 1, ["aten::mul", "aten::add"]),
                                           ("baz", 1, ["aten::sub"])]
+
+
+def test_record_function_ranges_of_a_traced_function_are_torchs():
+    # torch's test_profiler_propagation: a traced function's record_function ranges (nested,
+    # around a fork of another traced function) are events of each call of it.
+    def ranges(t):
+        def inner(x):
+            with t.autograd.profiler.record_function("inner"):
+                return x * 2
+
+        def outer(x):
+            with t.autograd.profiler.record_function("outer"):
+                y = t.jit._wait(t.jit._fork(traced_inner, x))
+                with t.autograd.profiler.record_function("after_wait"):
+                    return y * 2
+
+        x = t.ones(3, 4)
+        traced_inner = t.jit.trace(inner, x)
+        traced_outer = t.jit.trace(outer, x)
+        names = []
+        for _ in range(2):
+            with t.autograd.profiler.profile() as profile:
+                traced_outer(x)
+            names.append({event.name for event in profile.function_events} &
+                         {"inner", "outer", "after_wait"})
+        return names
+
+    assert ranges(autojit) == ranges(torch) == [{"inner", "outer", "after_wait"}] * 2
+
+
+def test_record_function_range_of_a_compiled_function_is_one_event_per_call():
+    def step(x):
+        with autojit.autograd.profiler.record_function("range"):
+            return (x * 2).sum()
+
+    compiled = autojit.compile(step)
+    x = autojit.ones(3)
+    for _ in range(3):  # the tracing call, then the executable's
+        with autojit.autograd.profiler.profile() as profile:
+            compiled(x)
+        assert [event.name for event in profile.function_events].count("range") == 1

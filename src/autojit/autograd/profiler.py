@@ -312,11 +312,44 @@ class profile:
         return repr(self._function_events)
 
 
+# ir/printing.py installs its `defer(function, args, kwargs)` here: while a function is traced
+# on this thread it makes the call an effect of the executable, which each run makes again.
+DEFER = None
+
+
+class _ReplayedRange:
+    """A record_function range met while a function was traced: each run of its executable
+    opens it (in the profiler active then, if any) and closes it again, in the order of the
+    function's other effects."""
+
+    __slots__ = ("name", "args", "_open")
+
+    def __init__(self, name: str, args):
+        self.name, self.args, self._open = name, args, []
+
+    def open(self) -> None:
+        profiler = state.profiler
+        event = None
+        if profiler is not None:
+            event = profiler._open(self.name, None, None, user_range=True)
+            event.record_args = self.args
+        self._open.append((profiler, event))
+
+    def close(self) -> None:
+        if self._open:
+            profiler, event = self._open.pop()
+            if event is not None:
+                profiler._close(event)
+
+
 class record_function:
     """Context manager and decorator that marks a range of user code as one profiler event.
 
     The ops run inside the range become its children. With no active profiler it does
-    nothing. `args` is kept on the event (`event.record_args`) and shown nowhere else.
+    nothing. `args` is kept on the event (`event.record_args`) and shown nowhere else. Inside a
+    function being traced (autojit.compile, torch.jit.trace) the range is an effect of the
+    executable: each call opens and closes it in the profiler active then (the compiled
+    call's ops are not its children).
     """
 
     def __init__(self, name: str, args: str | None = None):
@@ -324,8 +357,14 @@ class record_function:
         self.args = args
         self._profiler = None
         self._event = None
+        self._replayed = None
 
     def __enter__(self):
+        if state.tracer is not None and DEFER is not None:
+            replayed = _ReplayedRange(self.name, self.args)
+            if DEFER(replayed.open, (), {}):
+                self._replayed = replayed
+                return self
         profiler = state.profiler
         if profiler is not None:
             self._profiler = profiler
@@ -334,6 +373,10 @@ class record_function:
         return self
 
     def __exit__(self, exc_type, exc_value, exc_traceback):
+        if self._replayed is not None:
+            if not DEFER(self._replayed.close, (), {}):
+                self._replayed.close()  # (the trace ended inside the range)
+            self._replayed = None
         if self._event is not None:
             self._profiler._close(self._event)
             self._profiler = self._event = None

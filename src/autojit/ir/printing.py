@@ -122,6 +122,16 @@ def defer(function, args: tuple, kwargs: dict) -> bool:
     return True
 
 
+def _install() -> None:
+    """autograd's record_function defers its ranges here while a function is traced."""
+    from ..autograd import profiler
+
+    profiler.DEFER = defer
+
+
+_install()
+
+
 class WarningEffect:
     """A `warnings.warn` call made while tracing, warned again by each run: its message (a
     text, which may hold tokens, or a Warning instance), category, and the place eager's call

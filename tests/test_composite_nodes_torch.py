@@ -231,3 +231,17 @@ def test_compiled_equals_eager():
     for actual, expected in zip(compiled(x, w, b), step(x, w, b)):
         np.testing.assert_allclose(actual.detach().numpy(), expected.detach().numpy(),
                                    rtol=1e-5, atol=1e-6)
+
+
+def test_an_input_given_twice_gets_both_parts_once():
+    (m, tm), (b, tb) = _both((3, 3), 1), _both((2, 3, 3), 2)
+    y, ty = autojit.addbmm(m, b, b), torch.addbmm(tm, tb, tb)
+    _same_gradients(y, ty, (m, b), (tm, tb))
+    x, tx = _both((4,), 3)
+    out, tout = autojit.div(x, x, rounding_mode=None), torch.div(tx, tx, rounding_mode=None)
+    _same_gradients(out, tout, (x,), (tx,))
+    results = autojit._foreach_mul([x, x], [2.0, 3.0])
+    tresults = torch._foreach_mul([tx, tx], [2.0, 3.0])
+    (grad,) = autojit.autograd.grad(sum(r.sum() for r in results), x)
+    (tgrad,) = torch.autograd.grad(sum(r.sum() for r in tresults), tx)
+    np.testing.assert_allclose(grad.numpy(), tgrad.numpy())

@@ -113,10 +113,16 @@ class SharedNode(Node):
                     if remaining == 0:
                         ready.append(next_node)
         results = []
+        given = set()
         for node, output_nr in self.next_functions:
             slots = buffers.get(node) if node is not None else None
-            results.append(slots[output_nr] if slots is not None and output_nr < len(slots)
-                           else None)
+            if slots is None or output_nr >= len(slots) or (id(node), output_nr) in given:
+                # (an input given twice, `addbmm(m, b, b)`: its buffer holds the sum of both
+                # parts, which goes to its first edge only, as the engine adds the edges')
+                results.append(None)
+                continue
+            given.add((id(node), output_nr))
+            results.append(slots[output_nr])
         return results
 
     def release(self) -> None:

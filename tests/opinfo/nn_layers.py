@@ -325,9 +325,9 @@ CONVOLUTION_PRIMITIVES = ("convolution", "convolution_backward_input",
 
 ROWS = [
     OpInfo(name="nn.functional.conv2d", function=F.conv2d, reference=_in_dtype(_conv),
-           samples=_conv2d_samples, primitives=(*CONVOLUTION_PRIMITIVES, "add")),
+           samples=_conv2d_samples, primitives=(*CONVOLUTION_PRIMITIVES, "convolution_bias")),
     OpInfo(name="nn.functional.conv1d", function=F.conv1d, reference=_in_dtype(_conv),
-           samples=_conv1d_samples, primitives=(*CONVOLUTION_PRIMITIVES, "add")),
+           samples=_conv1d_samples, primitives=(*CONVOLUTION_PRIMITIVES, "convolution_bias")),
     OpInfo(name="nn.functional.max_pool2d", function=F.max_pool2d,
            reference=_in_dtype(_max_pool), samples=_max_pool_samples,
            primitives=("max_pool_select", "max_pool_scatter")),

@@ -21,10 +21,9 @@ import math
 from ...ops.autocast import LOWER, autocast_op
 from ...ops.layout import stack
 from ...ops.linalg import matmul
-from ...ops.nn.convolution import CONVOLUTION, convolution, torch_padding
+from ...ops.nn.convolution import convolution
 from ...ops.nn.windows import pad_spatial as _pad_spatial
 from ...ops.nn.windows import windows as _windows
-from ...ops.registry import share_node
 from ...tensor import dtypes
 from ...tensor.tensor import Tensor
 
@@ -175,23 +174,13 @@ def _conv(name, input, weight, bias, stride, padding, dilation, groups, spatial)
                            f"({' x '.join(map(str, padded))}). Kernel size: "
                            f"({' x '.join(map(str, effective))}). Kernel size can't be greater "
                            "than actual input size")
-    if x.device.type == "cpu":
-        result = convolution(x, weight, stride, amounts, dilation, groups)
+    if x.device.type == "cpu":  # the bias too: one node, torch's ConvolutionBackward0
+        result = convolution(x, weight, stride, amounts, dilation, groups, bias)
     else:
         result = _windowed_conv(x, weight, amounts, stride, dilation, groups)
-    node = result.grad_fn
-    if bias is not None:
-        result = result + bias.reshape(weight.shape[0], *([1] * spatial))
-    result = result if batched else result.squeeze(0)
-    if bias is None or result.grad_fn is None or getattr(node, "op", None) is not CONVOLUTION:
-        return result
-    # torch's one node for the convolution and its bias, showing what torch's shows
-    attrs = node.attrs
-    saved = {"stride": attrs["stride"], "padding": torch_padding(attrs["padding"]),
-             "dilation": attrs["dilation"], "groups": attrs["groups"],
-             "output_padding": (0,) * spatial, "transposed": False, "input": input,
-             "weight": weight, "bias_sym_sizes_opt": (bias.shape[0],)}
-    return share_node((result,), (input, weight, bias), "ConvolutionBackward0", saved)[0]
+        if bias is not None:
+            result = result + bias.reshape(weight.shape[0], *([1] * spatial))
+    return result if batched else result.squeeze(0)
 
 
 def _windowed_conv(x, weight, amounts, stride, dilation, groups):

@@ -12,9 +12,12 @@ other two:
 
 All three are bilinear, and each one's derivative in either operand is another of the three,
 so every order differentiates: with F = convolution, I = backward_input and W =
-backward_weight, <F(x, w), g> = <x, I(g, w)> = <w, W(x, g)>. The attrs are normalized by
-nn.functional: `stride`, `dilation` (a tuple per spatial dim), `padding` (a (left, right) pair
-per spatial dim, zeros), `groups`, and `input_size` or `kernel_size` for the backward ones.
+backward_weight, <F(x, w), g> = <x, I(g, w)> = <w, W(x, g)>. With a bias, `convolution_bias`
+(x, weight, bias) is the product and the bias in one call and one node, torch's
+ConvolutionBackward0; compiled code sees the product and the add (a Decomposition). The
+attrs are normalized by nn.functional: `stride`, `dilation` (a tuple per spatial dim),
+`padding` (a (left, right) pair per spatial dim, zeros), `groups`, and `input_size` or
+`kernel_size` for the backward ones.
 
 The NumPy impls (the reference) extract the windows as a strided view and run one matmul per
 group; where codegen has installed a native routine (`NATIVE`: codegen/cpu/convolution/__init__.py,
@@ -33,7 +36,7 @@ import numpy as np
 from ...tensor.tensor import Tensor
 from ..complex_rules import conj
 from ..dtype_rules import rule_promote
-from ..lowering import Extern
+from ..lowering import Decomposition, Extern
 from ..registry import bind, define_op
 
 # Set by codegen (codegen/cpu/convolution/__init__.py, installed by codegen/__init__.py):
@@ -287,19 +290,6 @@ _FORWARD = Extern("convolution_forward", ("data", "data"))
 _INPUT = Extern("convolution_input_grad", ("data", "data"))
 _WEIGHT = Extern("convolution_weight_grad", ("data", "data"))
 
-CONVOLUTION = define_op(
-    name="convolution", arity=2, shape=_forward_shape, dtype=rule_promote, impl=_forward_impl,
-    vjp=_forward_vjp, saves=((0, 1), (1, 0)), lowering=_FORWARD,
-    jvp=_bilinear_jvp(lambda x, w, attrs: _forward(x, w, _geometry(attrs))),
-    batch=_batch_rule((False, True), False), static_vjp=True,
-    grad_name="ConvolutionBackward0", complex=True,
-    # (the bias is added after this op, by its own node: none here, torch's (0,))
-    saved_names={"input": 0, "weight": 1,
-                 "bias_sym_sizes_opt": lambda ctx, saved, raw: (0,),
-                 "padding": lambda ctx, saved, raw: torch_padding(ctx.attrs["padding"]),
-                 "output_padding": lambda ctx, saved, raw: (0,) * len(ctx.attrs["stride"]),
-                 "transposed": lambda ctx, saved, raw: False})
-
 
 def torch_padding(amounts: tuple) -> tuple:
     """The padding torch's node shows: one amount per dim where both sides pad alike (torch
@@ -307,6 +297,22 @@ def torch_padding(amounts: tuple) -> tuple:
     if all(left == right for left, right in amounts):
         return tuple(left for left, _ in amounts)
     return (0,) * len(amounts)
+
+
+# What the node of a convolution shows as torch's (`_saved_input`, `_saved_padding`, ...).
+_SHOWN = {"input": 0, "weight": 1,
+          "padding": lambda ctx, saved, raw: torch_padding(ctx.attrs["padding"]),
+          "output_padding": lambda ctx, saved, raw: (0,) * len(ctx.attrs["stride"]),
+          "transposed": lambda ctx, saved, raw: False}
+
+CONVOLUTION = define_op(
+    name="convolution", arity=2, shape=_forward_shape, dtype=rule_promote, impl=_forward_impl,
+    vjp=_forward_vjp, saves=((0, 1), (1, 0)), lowering=_FORWARD,
+    jvp=_bilinear_jvp(lambda x, w, attrs: _forward(x, w, _geometry(attrs))),
+    batch=_batch_rule((False, True), False), static_vjp=True,
+    grad_name="ConvolutionBackward0", complex=True,
+    # (no bias: convolution_bias below has one; torch's (0,) here)
+    saved_names={**_SHOWN, "bias_sym_sizes_opt": lambda ctx, saved, raw: (0,)})
 CONVOLUTION_INPUT = define_op(
     name="convolution_backward_input", arity=2, shape=_input_shape, dtype=rule_promote,
     impl=_input_impl, vjp=_input_vjp, saves=((0, 1), (1, 0)), lowering=_INPUT,
@@ -323,12 +329,70 @@ CONVOLUTION_WEIGHT = define_op(
     grad_name="ConvolutionBackwardBackward0", complex=True)
 
 
+# ---- with a bias --------------------------------------------------------------------------------
+
+def _channels(bias, spatial: int):
+    """A bias (O,) shaped to add to (N, O, *S): (O, 1, ...)."""
+    return bias.reshape((bias.shape[0],) + (1,) * spatial)
+
+
+def _bias_impl(x, w, b, **attrs):
+    # the convolution, then the bias added as the composite adds it
+    return np.add(_forward_impl(x, w, **attrs), _channels(b, len(attrs["stride"])))
+
+
+def _bias_composite(x, w, b, **attrs):
+    return _forward(x, w, attrs) + _channels(b, len(attrs["stride"]))
+
+
+def _bias_vjp(ctx, upstream):
+    x, w, _ = ctx.inputs
+    geometry = _geometry(ctx.attrs)
+    needs = ctx.needs_input_grad
+    # the bias's first, as the composite's backward reaches it first: a compiled schedule
+    # then fuses its sum with the gradient's producer
+    bias = _bias_grad(upstream) if needs[2] else None
+    return (_input(upstream, conj(w), geometry, _sizes(ctx, 0)) if needs[0] else None,
+            _weight(conj(x), upstream, geometry, _sizes(ctx, 1)) if needs[1] else None, bias)
+
+
+def _bias_grad(upstream):
+    # summed keeping the dims, then reshaped, as the engine un-broadcasts the composite's bias
+    summed = upstream.sum(dim=(0, *range(2, upstream.ndim)), keepdim=True)
+    return summed.reshape((upstream.shape[1],))
+
+
+def _bias_jvp(inputs, tangents, out, attrs):
+    result = _bilinear_jvp(lambda x, w, attrs: _forward(x, w, _geometry(attrs)))(
+        inputs[:2], tangents[:2], out, attrs)
+    if tangents[2] is not None:
+        moved = _channels(tangents[2], len(attrs["stride"]))
+        result = moved if result is None else result + moved
+    return result
+
+
+# torch's one node for a convolution and its bias (ConvolutionBackward0, with three edges):
+# eagerly the product and the bias in one call; compiled code sees both (a Decomposition).
+CONVOLUTION_BIAS = define_op(
+    name="convolution_bias", arity=3,
+    shape=lambda x, w, b, **attrs: _forward_shape(x, w, **attrs), dtype=rule_promote,
+    impl=_bias_impl, vjp=_bias_vjp, saves=((0, 1), (1, 0)),
+    lowering=Decomposition(_bias_composite), jvp=_bias_jvp,
+    batch=_batch_rule((False, True, True), False), static_vjp=True,
+    grad_name="ConvolutionBackward0", complex=True,
+    # (the bias's length: the output's channels)
+    saved_names={**_SHOWN, "bias_sym_sizes_opt": lambda ctx, saved, raw: (
+        ctx._out_meta[0][1],)})
+
+
 def convolution(x: Tensor, weight: Tensor, stride: tuple, padding: tuple, dilation: tuple,
-                groups: int) -> Tensor:
-    """The cross-correlation of a batched x (N, C, *S) with weight (O, C / groups, *K), no
-    bias; padding is a (left, right) pair of zeros per spatial dim. nn.functional's conv
-    functions check their arguments and call this."""
-    return bind(CONVOLUTION, (x, weight), {
-        "stride": tuple(int(s) for s in stride),
-        "padding": tuple((int(lo), int(hi)) for lo, hi in padding),
-        "dilation": tuple(int(d) for d in dilation), "groups": int(groups)})
+                groups: int, bias: Tensor | None = None) -> Tensor:
+    """The cross-correlation of a batched x (N, C, *S) with weight (O, C / groups, *K), plus
+    `bias` (O,) per output channel when given; padding is a (left, right) pair of zeros per
+    spatial dim. nn.functional's conv functions check their arguments and call this."""
+    attrs = {"stride": tuple(int(s) for s in stride),
+             "padding": tuple((int(lo), int(hi)) for lo, hi in padding),
+             "dilation": tuple(int(d) for d in dilation), "groups": int(groups)}
+    if bias is None:
+        return bind(CONVOLUTION, (x, weight), attrs)
+    return bind(CONVOLUTION_BIAS, (x, weight, bias), attrs)

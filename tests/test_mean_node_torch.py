@@ -109,3 +109,18 @@ def test_compiled_sees_sum_and_division_and_equals_eager():
     ops = {line.split("=", 1)[1].split()[0] for line in compiled.ir().splitlines()
            if "=" in line and line.lstrip().startswith("%")}
     assert "mean" not in ops and {"sum", "div"} <= ops
+
+
+@pytest.mark.parametrize("dim", [None, 0])
+def test_complex32_raises_torchs_error(dim):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # complex32 is experimental in both
+        x = autojit.zeros(2, 3, dtype=autojit.complex32)
+        tx = torch.zeros(2, 3, dtype=torch.complex32)
+    kwargs = {} if dim is None else {"dim": dim}
+    with pytest.raises(NotImplementedError) as expected:
+        tx.mean(**kwargs)
+    with pytest.raises(NotImplementedError, match=f"^{expected.value}$"):
+        x.mean(**kwargs)

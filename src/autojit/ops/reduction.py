@@ -162,6 +162,7 @@ MEAN = define_op(
     impl=_mean_impl, vjp=_mean_vjp, saves=(), lowering=Decomposition(_mean_composite),
     jvp=lambda inputs, tangents, out, attrs: linear_jvp(MEAN, tangents, attrs),
     batch=batching.reduction_rule, complex=True,
+    kernel="sum_cpu",  # torch's mean sums with its sum kernel, whose name its errors give
     saved_names={"self_sym_sizes": _input_sizes,
                  "self_sym_numel": lambda node, saved, raw: _count(node.input_meta[0][0], range(
                      len(node.input_meta[0][0])))})

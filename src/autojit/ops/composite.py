@@ -242,7 +242,8 @@ def _count(x: Tensor, dim) -> int:
 @float32_inside()
 def mean(x: Tensor, dim=_NO_DIM, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Mean of the elements over `dim` (all when None), keeping reduced dims with `keepdim`;
-    floating dtypes only (`dtype` converts x first). One primitive (reduction.mean_)."""
+    floating dtypes only (`dtype` converts x first). Its node is torch's MeanBackward0
+    (MeanBackward1 given a dim)."""
     if dtype is not None:
         x = x.to(dtype)
     if x.dtype.category < dtypes.FLOATING:

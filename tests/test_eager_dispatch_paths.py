@@ -187,3 +187,79 @@ def test_an_autograd_graph_keeps_few_objects_per_op():
     y.sum().backward()
     ty.sum().backward()
     np.testing.assert_allclose(w.grad.numpy(), tw.grad.numpy(), rtol=1e-5, atol=1e-7)
+
+
+def _modes():
+    """Context managers that make state.dispatch SPECIAL, and one that does not."""
+    import contextlib
+
+    return [contextlib.nullcontext, autojit.autograd.detect_anomaly,
+            lambda: autojit.autograd.graph.saved_tensors_hooks(lambda x: x, lambda x: x),
+            autojit.autograd.forward_ad.dual_level]
+
+
+@pytest.mark.parametrize("mode", range(4))
+def test_grad_mode_writes_keep_the_dispatch_summary(mode):
+    # A write of grad mode updates the summary alone (tensor/state.py): inside a mode that
+    # makes every op take the general path, toggling grad mode must leave it there, and the
+    # summary must equal the one computed from every flag at each point.
+    from autojit.tensor.state import state
+
+    with _modes()[mode]():
+        for context in (autojit.no_grad, autojit.enable_grad, autojit.inference_mode):
+            with context():
+                assert state.dispatch == state._summary()
+                with autojit.enable_grad():
+                    assert state.dispatch == state._summary()
+            assert state.dispatch == state._summary()
+        x = autojit.tensor([1.0, 2.0], requires_grad=True)
+        with autojit.no_grad():
+            with autojit.enable_grad():
+                y = (x * x).sum()
+        y.backward()
+        assert state.dispatch == state._summary()
+    assert x.grad.tolist() == [2.0, 4.0]
+    assert state.dispatch == state._summary() == 1  # RECORDING: grad mode on, nothing else
+
+
+def test_backward_restores_grad_mode_and_hooks():
+    from autojit.tensor.state import state
+
+    x = autojit.tensor([1.0, 2.0], requires_grad=True)
+    for create_graph in (False, True):
+        with autojit.no_grad():
+            with autojit.enable_grad():
+                y = (x * x).sum()
+            autojit.autograd.backward(y, create_graph=create_graph)
+            assert not autojit.is_grad_enabled() and state.dispatch == state._summary() == 0
+        hooks = state.saved_tensor_hooks
+        (x * x).sum().backward(create_graph=create_graph)
+        assert autojit.is_grad_enabled() and state.saved_tensor_hooks is hooks
+        x.grad = None
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_implicit_gradient_and_first_grad_match_torch(dtype):
+    # The implicit gradient is made directly (autograd/api.py) and a first .grad is a copy in
+    # the parameter's layout (tensor/memory_format.py's row-major shortcut): both as torch's.
+    array = np.array([[0.5, -1.5, 2.0], [3.0, 0.25, -0.75]], dtype=np.float32)
+    results = []
+    for library in (autojit, torch):
+        x = library.tensor(array, dtype=getattr(library, dtype), requires_grad=True)
+        loss = (x * x).sum()
+        loss.backward()
+        first = x.grad
+        results.append((first.dtype, first.float().numpy().copy(), first.stride()))
+        given = library.ones(2, 3, dtype=getattr(library, dtype))
+        x.grad = None
+        x.backward(given)
+        given.add_(1)  # the .grad made from it is its own copy
+        results.append((x.grad.dtype, x.grad.float().numpy().copy(), x.grad.stride()))
+        w = library.tensor(array.T.copy(), dtype=getattr(library, dtype)).t().requires_grad_()
+        (w * 2).sum().backward()
+        results.append((w.grad.dtype, w.grad.float().numpy().copy(), w.grad.stride()))
+    mine, theirs = results[:3], results[3:]
+    for (dtype_a, values_a, strides_a), (dtype_b, values_b, strides_b) in zip(mine, theirs):
+        assert str(dtype_a).split(".")[-1] == str(dtype_b).split(".")[-1]
+        np.testing.assert_array_equal(values_a, values_b)
+        assert strides_a == strides_b

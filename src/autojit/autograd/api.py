@@ -10,11 +10,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numpy as np
+
 from ..tensor.creation import ones
 from ..tensor.once import warn_once
-from ..tensor.state import state
+from ..tensor.state import SPECIAL, state
 from ..tensor.symbolic import same_shape
-from ..tensor.tensor import Size, Tensor
+from ..tensor.tensor import Size, Tensor, plain_tensor
 from .engine import run_backward
 from .nodes import GradientEdge, edge_metadata
 
@@ -31,11 +33,18 @@ def _implicit_grad(output: Tensor) -> Tensor:
     """The ones an implicit gradient is. While tracing, a `fill` of the graph: a constant the
     graph's passes fold into the gradient's arithmetic (`x * 1` is x), where a tensor of ones
     made here would be a captured input read on every call, opaque to them."""
-    from ..ops.elementwise import fill_like
+    data = output._payload
+    if data.__class__ is np.ndarray and output.__class__ is Tensor and \
+            state.dispatch != SPECIAL:
+        # One element in the output's storage dtype: the ones_like below, directly (a
+        # subclass's goes through ones_like, which its __torch_function__ may override).
+        return plain_tensor(np.ones(data.shape, data.dtype), output._dtype)
+    if state.tracer is not None and data is None:
+        from ..ops.elementwise import fill_like
+
+        return fill_like(output.detach(), 1)
     from ..tensor.creation import ones_like
 
-    if state.tracer is not None and output._payload is None:
-        return fill_like(output.detach(), 1)
     return ones_like(output)
 
 

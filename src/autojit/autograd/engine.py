@@ -122,7 +122,8 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
     # under the thread-local state it captured: hooks a node enters (an unpack hook may) end
     # with the backward.
     previous_hooks = state.saved_tensor_hooks
-    state.grad_enabled = create_graph
+    if previous_mode != create_graph:
+        state.grad_enabled = create_graph
     # No graph is built and no mode changes how ops run: a node may run its VJP as a recorded
     # chain of NumPy calls (vjp_chain.py).
     plain = state.dispatch == PLAIN and not instrumented
@@ -210,8 +211,10 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
             callbacks.pop(0)()
     finally:
         tasks.pop()
-        state.grad_enabled = previous_mode
-        state.saved_tensor_hooks = previous_hooks
+        if state.grad_enabled != previous_mode:
+            state.grad_enabled = previous_mode
+        if state.saved_tensor_hooks is not previous_hooks:
+            state.saved_tensor_hooks = previous_hooks
         if tracer is not None:
             tracer.backward_depth -= 1
 
@@ -424,12 +427,11 @@ def _accumulate(variable: Tensor, grad: Tensor, create_graph: bool, tracer=_UNRE
         variable._grad = _first_grad_with_history(variable, grad) if current is None \
             else current + grad
     elif current is None:
-        fresh = grad.detach()
-        if fresh._payload is not None:
-            # Laid out as torch's AccumulateGrad lays out a new .grad: a later
-            # `w.grad.view(-1)` aliases it or raises as torch's does.
-            fresh = Tensor._make(new_grad_array(fresh._payload, variable._payload), fresh._dtype)
-        variable._grad = fresh
+        data = grad._payload
+        # Laid out as torch's AccumulateGrad lays out a new .grad: a later `w.grad.view(-1)`
+        # aliases it or raises as torch's does.
+        variable._grad = grad.detach() if data is None else \
+            Tensor._make(new_grad_array(data, variable._payload), grad._dtype)
     elif current._payload is not None and grad._payload is not None and not current.requires_grad \
             and current._payload.__class__ is not MetaArray:  # meta arrays hold nothing to add to
         current._payload += grad._payload

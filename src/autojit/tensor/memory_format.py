@@ -213,6 +213,8 @@ def new_grad_array(grad, param, owned: bool = False):
     copy (torch's clone_obey_contract)."""
     if grad.__class__ is not np.ndarray or param.__class__ is not np.ndarray:
         return grad if owned else grad.copy()
+    if grad.flags.c_contiguous and param.flags.c_contiguous and grad.shape == param.shape:
+        return grad if owned else grad.copy()  # the common case: both row-major
     if obeys_grad_layout(grad, param):
         return grad if owned else np.array(grad, order="K", copy=True)
     strides = strides_of(param)

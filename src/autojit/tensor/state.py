@@ -71,7 +71,12 @@ class _State(threading.local):
 
     def __setattr__(self, name, value):
         _set(self, name, value)
-        if name in _DISPATCH_FLAGS:
+        if name == "grad_enabled":
+            # The most frequent write (every no_grad block, every backward pass): it decides
+            # the summary only where no other flag makes it SPECIAL, and then alone.
+            if self.dispatch != SPECIAL:
+                _set(self, "dispatch", RECORDING if value else PLAIN)
+        elif name in _DISPATCH_FLAGS:
             _set(self, "dispatch", self._summary())
 
     def _summary(self) -> int:

@@ -245,3 +245,20 @@ def test_an_input_given_twice_gets_both_parts_once():
     (grad,) = autojit.autograd.grad(sum(r.sum() for r in results), x)
     (tgrad,) = torch.autograd.grad(sum(r.sum() for r in tresults), tx)
     np.testing.assert_allclose(grad.numpy(), tgrad.numpy())
+
+
+def test_the_values_shown_read_no_size_while_tracing():
+    # a dynamic trace is not specialized by the sizes a node shows (read when asked)
+    def step(m, b1, b2):
+        y = autojit.addbmm(m, b1, b2) + autojit.nn.functional.unfold(b1.unsqueeze(1), 2).sum()
+        return autojit.autograd.grad(y.sum(), (b1,))[0]
+
+    compiled = autojit.compile(step, dynamic=True)
+    for n in (2, 3, 4):
+        m, b2 = autojit.randn(3, 5), autojit.randn(n, 4, 5)
+        b1 = autojit.randn(n, 3, 4, requires_grad=True)
+        np.testing.assert_allclose(compiled(m, b1, b2).numpy(), step(m, b1, b2).numpy(),
+                                   rtol=1e-5, atol=1e-5)
+    assert compiled.stats().traces == 1
+    y = autojit.addbmm(m, b1, b2)
+    assert y.grad_fn._saved_batch1_sym_argsize_0 == 4  # eagerly, read when asked

@@ -50,6 +50,8 @@ class SharedNode(Node):
                 values = object.__getattribute__(self, "_shown_values")
             except AttributeError:
                 values = None
+            if values is not None and values.__class__ is not dict:  # computed when asked
+                values = self._shown_values = values()
             key = name[len("_saved_"):]
             if values and key in values:
                 value = values[key]
@@ -133,11 +135,15 @@ class SharedNode(Node):
             if getattr(node, "op", None) is not None and node.op.saves:
                 self._released = True  # a later pass through this node raises, as torch's
         values = self._shown_values
-        if values:
-            held = [key for key, value in values.items() if _holds_tensor(value)]
-            if held:  # torch's node saved these tensors: freed now
-                self._released = True
-                self._shown_values = {**values, **dict.fromkeys(held, _FREED)}
+        if values is not None:  # the tensors torch's node saved are freed now
+            self._shown_values = functools.partial(_freed, values)
+
+
+def _freed(values) -> dict:
+    """A shared node's values after a backward pass freed it: its tensors refuse access."""
+    if values.__class__ is not dict:
+        values = values()
+    return {key: _FREED if _holds_tensor(value) else value for key, value in values.items()}
 
 
 _FREED = object()  # a saved tensor of a shared node after a backward pass freed it
@@ -184,11 +190,13 @@ def _inner_nodes(roots: list, boundary: dict) -> list:
     return list(seen)
 
 
-def share_node(outputs: tuple, inputs: tuple, name: str, saved: dict | None = None) -> tuple:
+def share_node(outputs: tuple, inputs: tuple, name: str, saved=None) -> tuple:
     """Make one node, of class `name`, the grad_fn of all of `outputs` (output i its output
     i), with the edges of `inputs`; the outputs are returned. Nothing changes where grad mode
     is off, no output has history, or inside vmap. `saved`: what the node shows as torch's
-    `_saved_<name>` (sizes, flags, the tensors torch's node saves)."""
+    `_saved_<name>` (sizes, flags, the tensors torch's node saves), a dict or a function
+    giving one when first asked (no sizes read while tracing: a symbolic size is not
+    specialized; an output of the node must be in a dict, where it is held weakly)."""
     if not state.grad_enabled or not any(
             isinstance(out, Tensor) and out.grad_fn is not None for out in outputs) or \
             any(isinstance(out, Tensor) and out._batched for out in outputs):
@@ -217,7 +225,7 @@ def share_node(outputs: tuple, inputs: tuple, name: str, saved: dict | None = No
     for inner in node._inner:
         inner.release = _ReleaseLater(inner)
     node._released = False
-    if saved:
+    if saved and saved.__class__ is dict:
         # An output among them is held weakly: it holds this node (its grad_fn).
         ids = {id(out) for out in outputs}
         saved = {key: weakref.ref(value) if id(value) in ids else value

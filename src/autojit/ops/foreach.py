@@ -159,11 +159,15 @@ def _torch_node(name: str, tensors: list, other, results: tuple) -> tuple:
         kind = "list" if any(isinstance(item, Tensor) for item in other) else "scalars"
     else:
         kind = "tensor" if isinstance(other, Tensor) else "scalar"
-    values = {"self": tuple(tensors), "scalars": tuple(other) if kind == "scalars" else None,
-              "scalar": other.item() if kind == "tensor" else other,
-              "other": tuple(other) if kind == "list" else None,
-              "exponent": tuple(other) if kind in ("list", "scalars") else None}
-    saved = {key: values[key] for key in _SHOWN.get((name, kind), ())}
+
+    def saved():  # (read when asked: a 0-d tensor's number is not read while tracing)
+        values = {"self": tuple(tensors),
+                  "scalars": tuple(other) if kind == "scalars" else None,
+                  "scalar": other.item() if kind == "tensor" else other,
+                  "other": tuple(other) if kind == "list" else None,
+                  "exponent": tuple(other) if kind in ("list", "scalars") else None}
+        return {key: values[key] for key in _SHOWN.get((name, kind), ())}
+
     title = "".join(part.title() for part in name.split("_"))
     inputs = (*tensors, *(other if kind == "list" else ()))
     return registry.share_node(results, inputs, f"Foreach{title}Backward{_SUFFIXES[name][kind]}",

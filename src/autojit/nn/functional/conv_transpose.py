@@ -227,10 +227,10 @@ def unfold(input: Tensor, kernel_size, dilation=1, padding=0, stride=1) -> Tenso
     columns = stack(_windows(x, kernel, stride, dilation, blocks), 2)
     result = columns.reshape(x.shape[0], x.shape[1] * math.prod(kernel), math.prod(blocks))
     result = result if batched else result.squeeze(0)
-    saved = {"kernel_size": tuple(kernel), "dilation": tuple(dilation),
-             "padding": tuple(padding), "stride": tuple(stride),
-             "self_sym_argsize_minus_2": int(sizes[0]), "self_sym_argsize_minus_1": int(sizes[1])}
-    return _torch_node(result, input, "Im2ColBackward0", saved)  # torch's im2col node
+    return _torch_node(result, input, "Im2ColBackward0", lambda: {  # torch's im2col node
+        "kernel_size": tuple(kernel), "dilation": tuple(dilation), "padding": tuple(padding),
+        "stride": tuple(stride), "self_sym_argsize_minus_2": int(sizes[0]),
+        "self_sym_argsize_minus_1": int(sizes[1])})
 
 
 def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0,  # noqa: A002
@@ -263,13 +263,14 @@ def fold(input: Tensor, output_size, kernel_size, dilation=1, padding=0,  # noqa
     result = slice_dims(result, [(0, result.shape[0], 1), (0, result.shape[1], 1)]
                         + [(p, p + n, 1) for p, n in zip(padding, output_size, strict=True)])
     result = result if batched else result.squeeze(0)
-    saved = {"kernel_size": tuple(kernel), "dilation": tuple(dilation),
-             "padding": tuple(padding), "stride": tuple(stride)}
-    return _torch_node(result, input, "Col2ImBackward0", saved)  # torch's col2im node
+    return _torch_node(result, input, "Col2ImBackward0", lambda: {  # torch's col2im node
+        "kernel_size": tuple(kernel), "dilation": tuple(dilation), "padding": tuple(padding),
+        "stride": tuple(stride)})
 
 
-def _torch_node(result: Tensor, input: Tensor, name: str, saved: dict) -> Tensor:  # noqa: A002
-    """result with the one node torch's op gives it, showing `saved` (registry.share_node)."""
+def _torch_node(result: Tensor, input: Tensor, name: str, saved) -> Tensor:  # noqa: A002
+    """result with the one node torch's op gives it, showing what `saved()` gives
+    (registry.share_node)."""
     if result.grad_fn is None:
         return result
     return share_node((result,), (input,), name, saved)[0]

@@ -269,11 +269,16 @@ def _torch_node(result: Tensor, input: Tensor, mode: str, antialias: bool,  # no
     name = f"{prefix}{spatial}DBackward0"
     if antialias:
         name = f"{prefix}{spatial}DAaBackward0"
-    saved = {"output_size": tuple(int(size) for size in out),
-             "self_sym_sizes": tuple(int(size) for size in input.shape)}
-    saved.update(zip(_SCALE_NAMES[spatial], scales, strict=True))
-    if mode not in ("nearest", "nearest-exact"):
-        saved["align_corners"] = bool(align_corners)
+    sizes = tuple(input.shape)
+
+    def saved():  # (read when asked: no size is read while a function is traced)
+        values = {"output_size": tuple(int(size) for size in out),
+                  "self_sym_sizes": tuple(int(size) for size in sizes)}
+        values.update(zip(_SCALE_NAMES[spatial], scales, strict=True))
+        if mode not in ("nearest", "nearest-exact"):
+            values["align_corners"] = bool(align_corners)
+        return values
+
     return share_node((result,), (input,), name, saved)[0]
 
 

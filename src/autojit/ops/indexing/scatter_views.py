@@ -247,9 +247,9 @@ def as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:  # n
     result = _as_strided(input, size, stride, storage_offset)
     if result.grad_fn is None:
         return result
-    saved = {"size": tuple(int(s) for s in size), "stride": tuple(int(s) for s in stride),
-             "storage_offset": None if storage_offset is None else int(storage_offset)}
-    return share_node((result,), (input,), "AsStridedBackward0", saved)[0]
+    return share_node((result,), (input,), "AsStridedBackward0", lambda: {
+        "size": tuple(int(s) for s in size), "stride": tuple(int(s) for s in stride),
+        "storage_offset": None if storage_offset is None else int(storage_offset)})[0]
 
 
 def _as_strided(input: Tensor, size, stride, storage_offset=None) -> Tensor:  # noqa: A002

@@ -151,13 +151,14 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):  # noqa: A002
     if result.grad_fn is None:
         return result
     # torch's node and what it shows: each batch is saved where the other needs a gradient
+    # (read when asked: no size is read while a function is traced)
     saved = {"alpha": alpha, "beta": beta,
              "batch1": batch1 if batch2.requires_grad else None,
-             "batch2": batch2 if batch1.requires_grad else None,
-             "batch1_sym_argsize_0": int(batch1.shape[0]),
-             "batch1_sym_argsize_1": int(batch1.shape[1]),
-             "batch2_sym_argsize_2": int(batch2.shape[2])}
-    return share_node((result,), (input, batch1, batch2), "AddbmmBackward0", saved)[0]
+             "batch2": batch2 if batch1.requires_grad else None}
+    return share_node((result,), (input, batch1, batch2), "AddbmmBackward0", lambda: {
+        **saved, "batch1_sym_argsize_0": int(batch1.shape[0]),
+        "batch1_sym_argsize_1": int(batch1.shape[1]),
+        "batch2_sym_argsize_2": int(batch2.shape[2])})[0]
 
 
 @autocast_op(cpu=LOWER, cuda=LOWER, round_once=True)

@@ -136,3 +136,13 @@ def test_compiled_equals_eager():
     for actual, expected in zip(compiled(x), step(x)):
         np.testing.assert_allclose(actual.detach().numpy(), expected.detach().numpy(),
                                    rtol=1e-6, atol=1e-6)
+
+
+def test_a_tensor_threshold_is_traced_without_a_break():
+    def step(x, limit):
+        return autojit.nn.functional.threshold(x, limit, 0.0).sum()
+
+    compiled = autojit.compile(step)
+    x, limit = autojit.tensor([0.05, 0.1, 0.5, -1.0]), autojit.tensor(0.1)
+    assert compiled(x, limit).item() == step(x, limit).item() == 0.5
+    assert compiled.stats().graph_breaks == 0

@@ -35,7 +35,10 @@ def given_number(value):
 
 def as_number(value, floating: bool):
     """A given number as torch converts it to the input's dtype: a complex number with no
-    imaginary part is its real part (else torch's error), an integer input takes int()."""
+    imaginary part is its real part (else torch's error), an integer input takes int(). A
+    0-d tensor for a floating input stays a tensor (compared as one, traced too)."""
+    if isinstance(value, Tensor) and floating and not value.dtype.is_complex:
+        return value
     value = given_number(value)
     if isinstance(value, complex):
         if value.imag != 0:

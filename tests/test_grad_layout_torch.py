@@ -205,3 +205,71 @@ def test_an_assigned_grad_keeps_the_assigned_tensors_layout(transposed_value,
         results[lib] = (w.grad.stride(), w.grad.numpy().copy())
     assert results[autojit][0] == results[torch][0] == ((1, 3) if transposed_value else (4, 1))
     np.testing.assert_array_equal(results[autojit][1], results[torch][1])
+
+
+def _grad_sharing(lib):
+    """Which new .grads take the gradient's own memory, as torch's AccumulateGrad steals a
+    gradient nothing else holds, and which are copies: a gradient a custom Function hands to
+    two leaves (one takes it, the other copies), one it keeps for itself, one a hook keeps,
+    an expanded (non-contiguous) one, and one the caller gave to backward."""
+    seen = {}
+
+    class Twice(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            return a + b
+
+        @staticmethod
+        def backward(ctx, grad):
+            seen["twice"] = grad.data_ptr()
+            return grad, grad
+
+    class Keeps(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, grad):
+            seen["kept"] = kept = grad * 3
+            return kept
+
+    class Expands(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.sum()
+
+        @staticmethod
+        def backward(ctx, grad):
+            return lib.ones(1).expand(2, 3)
+
+    a, b = lib.ones(2, 3, requires_grad=True), lib.ones(2, 3, requires_grad=True)
+    Twice.apply(a, b)[1][0].backward()
+    twice = (a.grad.data_ptr() == seen["twice"]) + (b.grad.data_ptr() == seen["twice"])
+    distinct = a.grad.data_ptr() != b.grad.data_ptr()
+    x = lib.ones(4, requires_grad=True)
+    Keeps.apply(x).sum().backward()
+    kept = x.grad.data_ptr() == seen["kept"].data_ptr()
+    seen["kept"].add_(1)  # the .grad is its own memory: unchanged
+    y = lib.ones(2, 3, requires_grad=True)
+    Expands.apply(y).backward()
+    y.grad.add_(1)
+    z = lib.ones(4, requires_grad=True)
+    hooked = []
+    (z * 2).register_hook(lambda grad: hooked.append(grad))
+    w = z * 2
+    w.register_hook(lambda grad: hooked.append(grad * 1))
+    (w * 5).sum().backward()
+    hooked[0].add_(1)
+    given = lib.ones(4)
+    leaf = lib.ones(4, requires_grad=True)
+    leaf.backward(given)
+    given.add_(1)
+    return (twice, distinct, kept, x.grad.tolist(), y.grad.tolist(), z.grad.tolist(),
+            leaf.grad.tolist())
+
+
+def test_a_new_grad_takes_a_gradient_nothing_else_holds_as_torch():
+    assert _grad_sharing(autojit) == _grad_sharing(torch)
+    mine = _grad_sharing(autojit)
+    assert mine[:3] == (1, True, False)  # one leaf took the Function's gradient, not both

@@ -12,6 +12,7 @@ it captures the gradient reaching each input's edge instead of accumulating into
 
 from __future__ import annotations
 
+import sys
 import threading
 
 import numpy as np
@@ -166,7 +167,13 @@ def run_backward(roots: list, root_grads: list, *, retain_graph: bool, create_gr
                     if instrumented:
                         _instrumented_accumulate(node, grads[0], create_graph)
                     else:
-                        _accumulate(node.variable, grads[0], create_graph, tracer)
+                        # Whether the gradient is held by this pass alone (`grads` and the
+                        # call's argument: the earlier iterations' names let go of it first),
+                        # so that a new .grad may take its array, as torch's AccumulateGrad
+                        # steals a gradient no one else holds.
+                        input_grads = grad = None
+                        alone = fresh and _getrefcount(grads[0]) == _HELD_BY_PASS
+                        _accumulate(node.variable, grads[0], create_graph, tracer, alone)
                     if hooked and node._hooks:  # the AccumulateGrad's own post hooks
                         # a new .grad is the gradient itself in torch (it steals the buffer)
                         _run_hooks(node, [], [node.variable._grad] if fresh else grads)
@@ -399,6 +406,11 @@ def _sum_grads(current: Tensor, grad: Tensor) -> Tensor:
 
 
 _ndarray, _asarray, _add, _BFLOAT16 = np.ndarray, np.asarray, np.add, dtypes.bfloat16
+_getrefcount = sys.getrefcount
+# The references sys.getrefcount counts to a gradient the backward pass alone holds: its
+# `grads` list and the count's own argument; to the array of a tensor that alone holds it: the
+# tensor, a local name and the argument.
+_HELD_BY_PASS, _ARRAY_HELD_BY_TENSOR = 2, 3
 _COMPLEX32 = dtypes.complex32
 _SparseTensor = SparseTensor
 
@@ -407,11 +419,14 @@ def _output_count(node: Node) -> int:
     return node.output_count
 
 
-def _accumulate(variable: Tensor, grad: Tensor, create_graph: bool, tracer=_UNREAD) -> None:
+def _accumulate(variable: Tensor, grad: Tensor, create_graph: bool, tracer=_UNREAD,
+                alone: bool = False) -> None:
     """Add into .grad: in place when no graph is built, out of place (differentiable) else.
 
     The tensor's hooks have already run (the engine runs them before capture, too). `tracer`:
-    state.tracer, when the caller has read it.
+    state.tracer, when the caller has read it. `alone`: the engine holds the only references
+    to `grad`; a new .grad then takes its array where nothing else holds that either (a fresh
+    array, not a view, not another tensor's), instead of a copy.
     """
     if tracer is _UNREAD:
         tracer = state.tracer
@@ -430,8 +445,14 @@ def _accumulate(variable: Tensor, grad: Tensor, create_graph: bool, tracer=_UNRE
         data = grad._payload
         # Laid out as torch's AccumulateGrad lays out a new .grad: a later `w.grad.view(-1)`
         # aliases it or raises as torch's does.
-        variable._grad = grad.detach() if data is None else \
-            Tensor._make(new_grad_array(data, variable._payload), grad._dtype)
+        if data is None:
+            variable._grad = grad.detach()
+        else:
+            # The array is held by `grad` and the name `data` alone (and the count's argument)
+            owned = alone and data.__class__ is _ndarray and data.base is None and \
+                _getrefcount(data) == _ARRAY_HELD_BY_TENSOR and data.flags.writeable
+            variable._grad = Tensor._make(new_grad_array(data, variable._payload, owned),
+                                          grad._dtype)
     elif current._payload is not None and grad._payload is not None and not current.requires_grad \
             and current._payload.__class__ is not MetaArray:  # meta arrays hold nothing to add to
         current._payload += grad._payload

@@ -53,6 +53,22 @@ from ..tensor.traced_scalar import TracedList
 from .guards import reader
 
 
+def _history_freed(node) -> bool:
+    """Whether a backward pass freed the history below `node`: the node itself, or one it
+    leads to (a mean's node saves nothing to free, the square's below it does), so that
+    eager's later backward through it raises."""
+    stack, seen = [node], {id(node)}
+    while stack:
+        node = stack.pop()
+        if getattr(node, "_released", False):
+            return True
+        for next_node, _ in getattr(node, "next_functions", ()):
+            if next_node is not None and id(next_node) not in seen:
+                seen.add(id(next_node))
+                stack.append(next_node)
+    return False
+
+
 class Flattening:
     """One trace's result, flattened: outputs are added once per distinct tensor."""
 
@@ -79,7 +95,7 @@ class Flattening:
         if isinstance(value, Tensor) and value._payload is None and value._requires_grad and \
                 id(value) not in self.returned:
             node = value.grad_fn
-            if node is not None and getattr(node, "_released", False):
+            if node is not None and _history_freed(node):
                 # A loss the call stored after backpropagating through it (`history.append(
                 # loss)` after `loss.backward()`): eager's tensor keeps a node whose saved
                 # values were freed, which raises on any later backward. Each run stores its

@@ -22,6 +22,7 @@ import warnings
 import numpy as np
 
 from ...autograd.grad_mode import is_grad_enabled
+from ...ir.eager_layout import eager_stand_in
 from ...ops import composite
 from ...ops import elementwise as ew
 from ...ops.autocast import LOWER, autocast_op
@@ -110,8 +111,27 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
+def _threshold_as_primitive(input: Tensor) -> bool:  # noqa: A002
+    """Whether threshold binds its primitive (torch's ThresholdBackward0, ops/nn/threshold.py):
+    in float32 or float64 wherever eager's result is row-major, as the primitive's is: a
+    C-contiguous CPU array, a GPU array, or a traced value whose eager array is row-major, so
+    that a compiled run records the nodes eager does (its second derivative in the input is
+    torch's zeros, where the composite's is none); the composite otherwise, which follows the
+    input's layout as torch does."""
+    if input._dtype not in _PRIMITIVE_DTYPES:
+        return False
+    data = input._payload
+    if data is None:
+        tracer = thread_state.tracer
+        if tracer is None:
+            return False
+        stand_in = eager_stand_in(tracer, tracer.value_of(input))  # None: row-major
+        return stand_in is None or stand_in.flags.c_contiguous
+    return data.flags.c_contiguous if data.__class__ is np.ndarray else True
+
+
 def _threshold(input: Tensor, threshold, value) -> Tensor:  # noqa: A002
-    if _as_primitive(input):  # torch's ThresholdBackward0 (ops/nn/threshold.py)
+    if _threshold_as_primitive(input):
         return threshold_op.threshold(input, threshold, value)
     floating = input.dtype.is_floating_point
     return ew.where(input <= threshold_op.as_number(threshold, floating),

@@ -95,6 +95,29 @@ def torch_distributions_validate_arguments():
 
 
 @pytest.fixture(autouse=True)
+def thread_settings_kept():
+    """A test that changes autojit.set_num_threads must put it back: the shared native workers
+    follow it, and the next tests in the process (which xdist chooses) assert that kernels
+    split over the cores. One that does not fails here, and the setting is restored for the
+    rest of the run."""
+    config = sys.modules.get("autojit.config")
+    if config is None:
+        yield
+        return
+    saved = dict(config._threads)
+    before = config.get_num_threads(), config.get_num_interop_threads()
+    yield
+    after = config.get_num_threads(), config.get_num_interop_threads()
+    if after == before:
+        return
+    config._threads.update(saved)
+    for listener in config.THREAD_LISTENERS:
+        listener(before[0])
+    raise AssertionError(f"the test left autojit's (intra-op, inter-op) thread counts at {after}, "
+                         f"not {before}")
+
+
+@pytest.fixture(autouse=True)
 def torch_function_off():
     """A test that made an instance of a Tensor subclass overriding __torch_function__ switched
     the protocol's wrappers on for the process (tensor/torch_function.py): off again after it,

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 import autojit
+from autojit import config
 from autojit.tensor.state import state
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -69,8 +70,13 @@ def normalized(output: str) -> list[str]:
 
 @pytest.fixture
 def clean_state():
-    """Pages may change the default dtype or grad mode; put them back for the next test."""
+    """Pages may change the default dtype, grad mode or thread count (a measurement on one
+    thread); put them back for the next test."""
+    threads = dict(config._threads)
     yield
+    config._threads.update(threads)
+    for listener in config.THREAD_LISTENERS:
+        listener(config.get_num_threads())
     autojit.set_default_dtype(autojit.float32)
     state.grad_enabled = True
     state.inference = False

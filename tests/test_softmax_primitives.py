@@ -1,7 +1,8 @@
 """softmax and log_softmax as primitives with torch's backward formulas (ops/nn/softmax.py), and the
 Decomposition lowering that has compiled code run them as their composites (ops/lowering.py).
 
-Eager values are the composite's bits; values, gradients to second order, forward-mode
+Eager values are the composite's bits (softmax over a last dim: its native loop's, within
+float32's rounding); values, gradients to second order, forward-mode
 tangents, vmap and grad_fn names are torch's; compiled calls equal eager ones and their graphs
 hold the composite's primitives, not the ops.
 """
@@ -40,7 +41,101 @@ def test_eager_values_are_the_composites_bits(name, dtype, shape, dim):
     got = getattr(autojit, name)(x, dim).numpy()
     expected = _composite(name, x, dim % len(shape)).numpy()
     assert got.dtype == expected.dtype
-    np.testing.assert_array_equal(got, expected)
+    if name == "softmax" and dim % len(shape) == len(shape) - 1 and _native_softmax():
+        # The native loop over rows (codegen/cpu/eager_softmax.py) sums in float64: within
+        # float32's rounding of the composite, and at least as close to the exact values.
+        exact = np.exp(x.numpy().astype(np.float64) - np.log(np.exp(
+            x.numpy().astype(np.float64)).sum(-1, keepdims=True)))
+        ulp = np.finfo(dtype).eps
+        np.testing.assert_allclose(got, expected, rtol=4 * ulp, atol=0)
+        assert np.abs(got - exact).max() <= np.abs(expected - exact).max() + ulp * exact.max()
+    else:
+        np.testing.assert_array_equal(got, expected)
+
+
+def _native_softmax() -> bool:
+    from autojit.ops.nn import softmax
+
+    return softmax.NATIVE is not None and softmax.NATIVE(
+        "softmax", [np.ones((1, 2), np.float32)], False) is not None
+
+
+def _reference_softmax(x: np.ndarray, safe: bool) -> np.ndarray:
+    wide = x.astype(np.float64)
+    masked = np.isneginf(wide).all(-1, keepdims=True)
+    shifted = np.where(masked, 0.0, wide) - np.where(masked, 0.0, wide).max(-1, keepdims=True)
+    result = np.exp(shifted) / np.exp(shifted).sum(-1, keepdims=True)
+    return np.where(masked, 0.0 if safe else np.nan, result)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(4, 4, 64, 64), (3, 1), (5, 7), (2, 31), (3, 33), (2, 100),
+                                   (600, 80)])  # (600, 80): split over the cores
+def test_native_rows_give_torchs_softmax_safe_softmax_and_backward(dtype, shape):
+    if not _native_softmax():
+        pytest.skip("no native softmax loop on this host")
+    data = (generator.standard_normal(shape) * 4).astype(dtype)
+    data.reshape(-1, shape[-1])[0] = -np.inf  # a fully masked row
+    data.reshape(-1, shape[-1])[-1, ::3] = -np.inf
+    grad = generator.standard_normal(shape).astype(dtype)
+    tolerance = {"rtol": 2e-6, "atol": 1e-7} if dtype == np.float32 else {"rtol": 1e-13,
+                                                                          "atol": 1e-15}
+    for safe in (False, True):
+        x = torch.tensor(data, requires_grad=True)
+        expected = (torch.ops.aten._safe_softmax if safe else torch.softmax)(x, -1)
+        (expected_grad,) = torch.autograd.grad(expected, x, torch.tensor(grad))
+        mine = autojit.tensor(data, requires_grad=True)
+        got = (autojit._safe_softmax if safe else autojit.softmax)(mine, -1)
+        (got_grad,) = autojit.autograd.grad(got, mine, autojit.tensor(grad))
+        assert type(got.grad_fn).__name__ == ("SafeSoftmaxBackward0" if safe
+                                              else "SoftmaxBackward0")
+        np.testing.assert_allclose(got.detach().numpy(), _reference_softmax(data, safe),
+                                   **tolerance)
+        np.testing.assert_allclose(got.detach().numpy(), expected.detach().numpy(),
+                                   **tolerance)
+        # y (g - sum(g y)): the difference cancels, so float32 gradients agree to an absolute
+        # error of the sum's rounding
+        np.testing.assert_allclose(got_grad.numpy(), expected_grad.numpy(),
+                                   **(tolerance if dtype == np.float64 else
+                                      {"rtol": 1e-5, "atol": 1e-6}))
+
+
+def test_native_rows_keep_nan_and_inf_as_numpys_max_does():
+    if not _native_softmax():
+        pytest.skip("no native softmax loop on this host")
+    data = np.array([[1.0, np.nan, 2.0], [np.inf, 1.0, 2.0], [-np.inf, -np.inf, 0.5],
+                     [-np.inf] * 3], np.float32)
+    for function in (autojit.softmax, autojit._safe_softmax):
+        got = function(autojit.tensor(data), 1).numpy()
+        expected = torch.softmax(torch.tensor(data), 1).numpy()
+        if function is autojit._safe_softmax:
+            expected[3] = 0
+        np.testing.assert_array_equal(got, expected)
+
+
+def test_attention_with_a_fully_masked_row_compiled_equals_eager_and_torch():
+    data = generator.standard_normal((2, 3, 5, 8)).astype(np.float32)
+    mask = np.array([[True] * 5, [False] * 5, [True, False] * 2 + [True], [False] * 4 + [True],
+                     [True] * 5])
+    results = []
+    for library in (torch, autojit):
+        q = library.tensor(data, requires_grad=True)
+        out = library.nn.functional.scaled_dot_product_attention(q, q, q,
+                                                                  attn_mask=library.tensor(mask))
+        (grad,) = library.autograd.grad(out.sum(), q)
+        results.append((out.detach().numpy(), grad.numpy()))
+
+    def step(q):
+        out = autojit.nn.functional.scaled_dot_product_attention(
+            q, q, q, attn_mask=autojit.tensor(mask))
+        return out, autojit.autograd.grad(out.sum(), q)[0]
+
+    compiled = autojit.compile(step)
+    results.append(tuple(t.detach().numpy() for t in
+                         compiled(autojit.tensor(data, requires_grad=True))))
+    for mine in results[1:]:
+        for got, expected in zip(mine, results[0], strict=True):
+            np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
 
 
 @pytest.mark.parametrize("name", FUNCTIONS)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+import autojit
 import autojit.nn.functional as F
 
 from . import OpInfo, Sample, uniform
@@ -116,6 +117,21 @@ def _softmax_samples(rng, dtype):
             Sample((uniform(rng, (2, 3, 4), dtype), -1)), Sample((uniform(rng, (4,), dtype), 0))]
 
 
+def _safe_softmax_samples(rng, dtype):
+    masked = uniform(rng, (3, 5), dtype)
+    masked[1] = -np.inf  # a fully masked row: zeros, where softmax gives NaN
+    masked[2, ::2] = -np.inf
+    return [Sample((masked, 1)), Sample((uniform(rng, (2, 3, 4), dtype), -1)),
+            Sample((uniform(rng, (3, 5), dtype), 0))]
+
+
+def _safe_softmax(x, dim):
+    # The reference: softmax, with 0 in each row of all -inf.
+    finite = np.where(np.isneginf(x).all(axis=dim, keepdims=True), 0.0, x)
+    result = np.exp(_log_softmax(finite, dim))
+    return np.where(np.isneginf(x).all(axis=dim, keepdims=True), 0.0, result)
+
+
 def _cross_entropy_samples(rng, dtype):
     weight = rng.uniform(0.5, 1.5, size=4).astype(dtype)
     return [
@@ -184,6 +200,9 @@ ROWS = [
     OpInfo(name="nn.functional.softmax", function=F.softmax,
            reference=_in_dtype(lambda x, dim: np.exp(_log_softmax(x, dim))),
            samples=_softmax_samples, primitives=SOFTMAX_PRIMITIVES),
+    OpInfo(name="_safe_softmax", function=autojit._safe_softmax,
+           reference=_in_dtype(_safe_softmax), samples=_safe_softmax_samples,
+           primitives=("safe_softmax", "softmax_backward")),
     OpInfo(name="nn.functional.log_softmax", function=F.log_softmax,
            reference=_in_dtype(_log_softmax), samples=_softmax_samples,
            primitives=LOG_SOFTMAX_PRIMITIVES),

@@ -7,7 +7,7 @@ through numba.cuda) backends. See docs/notes/cpu-codegen.md and docs/notes/cuda.
 from .. import config
 from ..compiler import backends
 from ..ops.elementwise import native_math
-from ..ops.nn import activations, batch_norm, convolution
+from ..ops.nn import activations, batch_norm, convolution, softmax
 
 backends.register("cpu", __name__ + ".backend")
 
@@ -54,6 +54,17 @@ def _native_gelu(name: str, arrays: list):
 
 
 activations.NATIVE = _native_gelu
+
+
+def _native_softmax(name: str, arrays: list, safe: bool):
+    """The eager softmax routines over a last dim as one native loop over the rows each
+    (cpu/eager_softmax.py, imported on the first such call)."""
+    from .cpu import eager_softmax
+
+    return eager_softmax.run(name, arrays, safe)
+
+
+softmax.NATIVE = _native_softmax
 
 
 def _threads_changed(count: int) -> None:

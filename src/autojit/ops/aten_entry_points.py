@@ -24,11 +24,9 @@ from ..tensor.tensor import Tensor, normalize_dim
 from . import checks
 from . import elementwise as ew
 from .aten_namespace import register
-from .composite import reduces_nothing
 from .indexing.checks import check_index
 from .layout import cat
-from .nn.softmax import LOG_SOFTMAX_BACKWARD, SOFTMAX_BACKWARD, _floating_input
-from .reduction import amax, sum_
+from .nn.softmax import LOG_SOFTMAX_BACKWARD, SOFTMAX_BACKWARD, _floating_input, safe_softmax_along
 from .registry import bind
 
 
@@ -64,19 +62,6 @@ def _log_softmax_backward_data(grad_output: Tensor, output: Tensor, dim: int,
                                input_dtype) -> Tensor:
     """log_softmax's backward: `grad_output - exp(output) * sum(grad_output, dim)`."""
     return _backward_data(LOG_SOFTMAX_BACKWARD, grad_output, output, dim)
-
-
-def safe_softmax_along(x: Tensor, dim: int) -> Tensor:
-    """softmax over `dim` (non-negative, of a floating x) with 0, and zero gradients, in the
-    rows whose entries are all -inf: their shift is 0 rather than -inf, so each exp is 0, and
-    their sum, 0, is divided as 1 (no 0 / 0 forward or backward)."""
-    if reduces_nothing(x, (dim,)):
-        return x.clone()
-    row_max = amax(x, dim, keepdim=True).detach()
-    row_max = ew.where(row_max == float("-inf"), 0.0, row_max)
-    exponentials = ew.exp(x - row_max)
-    total = sum_(exponentials, dim, keepdim=True)
-    return exponentials / ew.where(total == 0, 1.0, total)
 
 
 def _safe_softmax(input: Tensor, dim: int, dtype=None) -> Tensor:  # noqa: A002 - torch's names

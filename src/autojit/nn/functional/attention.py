@@ -23,11 +23,10 @@ import warnings
 
 from ...backends.cuda import math_sdp_enabled
 from ...ops import elementwise as ew
-from ...ops.aten_entry_points import safe_softmax_along
 from ...ops.autocast import LOWER, autocast_op
 from ...ops.layout import cat
 from ...ops.linalg import matmul
-from ...ops.nn.softmax import softmax_along
+from ...ops.nn.softmax import safe_softmax_along, softmax_along
 from ...tensor import dtypes
 from ...tensor.creation import arange, zeros
 from ...tensor.dtypes import SCALAR_TYPE_NAMES

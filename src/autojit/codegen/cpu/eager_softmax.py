@@ -1,0 +1,279 @@
+"""The eager softmax and its backward over the last dim (ops/nn/softmax.py's routines) as one
+native loop over rows each, split over the cores: NumPy's max and sum along a short last dim
+cost about 100 ns a row, most of an attention softmax's time (docs/performance.md has the
+figures).
+
+Per row of n elements (C-contiguous; the rows of a part one after another):
+
+    softmax:           m = max(x) (NaN if any is; NumPy's maximum),
+                       e = exp(x - m) (mathlib's exp, the code compiled kernels run),
+                       s = sum(e) accumulated in float64 (eight lanes, then in order),
+                       out = e / s
+    safe softmax:      the same, but a row whose max is -inf (all -inf: attention's fully
+                       masked rows) is zeros, where softmax gives NaN
+    softmax_backward:  s = sum(grad * y) as above, out = y * (grad - s)
+
+The float64 accumulation is what compiled kernels do for float32 sums
+(docs/notes/accurate-numerics.md), so the values agree with them and with NumPy's pairwise
+sums to float32's rounding, not to the bit. A routine is `i32 f(ptr argument, i64 part)`, as
+the native workers call a part of a job (workers.py); its argument the words (x or grad,
+[y,] out, rows, n, parts, safe). The module of a dtype holds the three, compiled on first use
+(or loaded from the kernel disk cache).
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+from . import workers
+
+_TYPES = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
+# From this many elements a call is split over the cores (by whole rows).
+PARALLEL_ELEMENTS = 1 << 15
+_LANES = 8
+_UNROLL = 4  # accumulators of a row's reductions
+_CALL = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64)
+_NAMES = ("softmax", "softmax_backward")
+_state: dict = {}  # dtype -> {name: address}, or None where none can be made
+
+
+def _symbol(name: str, dtype: np.dtype) -> str:
+    return f"autojit_eager_{name}_{_TYPES[dtype]}"
+
+
+def _text(dtype: np.dtype) -> str:
+    """The module of the routines for `dtype`."""
+    from llvmlite import ir
+
+    from .mathlib import trig as mathlib_trig
+
+    module = ir.Module(name=f"autojit_eager_softmax_{_TYPES[dtype]}")
+    for name in _NAMES:
+        _Routine(module, name, dtype).build()
+    return mathlib_trig.finish(str(module))
+
+
+class _Routine:
+    """The builder of one routine: a loop over the part's rows, each row's loops inside."""
+
+    def __init__(self, module, name: str, dtype: np.dtype):
+        from llvmlite import ir
+
+        self.ir, self.module, self.name = ir, module, name
+        self.element = ir.FloatType() if dtype.itemsize == 4 else ir.DoubleType()
+        self.double = ir.DoubleType()
+        self.vector = ir.VectorType(self.element, _LANES)
+        self.wide_vector = ir.VectorType(self.double, _LANES)
+        self.i64, self.i32 = ir.IntType(64), ir.IntType(32)
+        self.align = dtype.itemsize
+        self.function = ir.Function(module, ir.FunctionType(self.i32, [ir.PointerType(),
+                                                                       self.i64]),
+                                    _symbol(name, dtype))
+        self.function.attributes.alignstack = 64  # spills of wide vectors stay aligned
+
+    def constant(self, value, kind=None):
+        return self.ir.Constant(kind or self.i64, value)
+
+    def intrinsic(self, name: str, kind, arguments: list):
+        ir = self.ir
+        declared = self.module.globals.get(name)
+        if declared is None:
+            declared = ir.Function(self.module, ir.FunctionType(
+                kind, [argument.type for argument in arguments]), name)
+        return self.b.call(declared, arguments)
+
+    def loop(self, start, stop, step: int, carried: list, body) -> list:
+        """for i = start; i + step <= stop; i += step: carried = body(i, carried); the last
+        carried values (the first ones where the loop runs no time)."""
+        b = self.b
+        before = b.block
+        header = self.function.append_basic_block("header")
+        inside = self.function.append_basic_block("body")
+        after = self.function.append_basic_block("after")
+        b.branch(header)
+        b.position_at_end(header)
+        index = b.phi(self.i64)
+        index.add_incoming(start, before)
+        values = []
+        for value in carried:
+            phi = b.phi(value.type)
+            phi.add_incoming(value, before)
+            values.append(phi)
+        more = b.icmp_signed("<=", b.add(index, self.constant(step)), stop)
+        b.cbranch(more, inside, after)
+        b.position_at_end(inside)
+        updated = body(index, values)
+        index.add_incoming(b.add(index, self.constant(step)), b.block)
+        for phi, value in zip(values, updated, strict=True):
+            phi.add_incoming(value, b.block)
+        b.branch(header)
+        b.position_at_end(after)
+        return values
+
+    def address(self, base, index):
+        return self.b.gep(base, [index], inbounds=True, source_etype=self.element)
+
+    def load_vector(self, base, index):
+        return self.b.load(self.address(base, index), typ=self.vector, align=self.align)
+
+    def load(self, base, index):
+        return self.b.load(self.address(base, index), typ=self.element)
+
+    def store(self, value, base, index) -> list:
+        """Store value at base[index]; no carried values (a loop body's result)."""
+        self.b.store(value, self.address(base, index))
+        return []
+
+    def widen(self, value):
+        if self.element == self.double:
+            return value
+        kind = self.wide_vector if isinstance(value.type, self.ir.VectorType) else self.double
+        return self.b.fpext(value, kind)
+
+    def lanes(self, n, initial, combine, term_vector):
+        """The lane-wise reduction (`combine`) of term_vector(j) over the row's whole blocks of
+        eight, from `initial`: four accumulators over blocks of 32 (a chain of one would wait
+        on each combine's latency), then one over the blocks of eight left, folded in a fixed
+        order; and the index where the elements left over start."""
+        b, step = self.b, _UNROLL * _LANES
+
+        def block(j, accumulators):
+            return [combine(accumulator, term_vector(b.add(j, self.constant(k * _LANES))))
+                    for k, accumulator in enumerate(accumulators)]
+
+        accumulators = self.loop(self.constant(0), n, step, [initial] * _UNROLL, block)
+        first = b.mul(b.sdiv(n, self.constant(step)), self.constant(step))
+        (accumulators[0],) = self.loop(first, n, _LANES, [accumulators[0]], lambda j, acc: [
+            combine(acc[0], term_vector(j))])
+        folded = combine(combine(accumulators[0], accumulators[1]),
+                         combine(accumulators[2], accumulators[3]))
+        return folded, b.mul(b.sdiv(n, self.constant(_LANES)), self.constant(_LANES))
+
+    def row_sum(self, n, term_vector, term) -> object:
+        """The float64 sum over the row of term(j) (term_vector(j): eight at once): lanes,
+        then the lanes in order, then the elements left over, rounded to the element type."""
+        ir, b = self.ir, self.b
+        zero = ir.Constant(self.wide_vector, [0.0] * _LANES)
+        lanes, tail = self.lanes(n, zero, b.fadd, lambda j: self.widen(term_vector(j)))
+        total = ir.Constant(self.double, 0.0)
+        for lane in range(_LANES):  # in order: the same bits for any split into parts
+            total = b.fadd(total, b.extract_element(lanes, self.constant(lane, self.i32)))
+        (total,) = self.loop(tail, n, 1, [total],
+                             lambda j, acc: [b.fadd(acc[0], self.widen(term(j)))])
+        return total if self.element == self.double else b.fptrunc(total, self.element)
+
+    def build(self) -> None:
+        ir = self.ir
+        b = self.b = ir.IRBuilder(self.function.append_basic_block("entry"))
+        argument, part = self.function.args
+        backward = self.name == "softmax_backward"
+        names = ("grad", "y", "out") if backward else ("x", "out")
+        words = [b.load(b.gep(argument, [self.constant(index)], source_etype=self.i64),
+                        typ=ir.PointerType() if index < len(names) else self.i64)
+                 for index in range(len(names) + 4)]
+        pointers = dict(zip(names, words, strict=False))
+        rows, n, parts, safe = words[len(names):]
+        first = b.udiv(b.mul(part, rows), parts)
+        last = b.udiv(b.mul(b.add(part, self.constant(1)), rows), parts)
+        row_body = self._backward_row if backward else self._forward_row
+        self.loop(first, last, 1, [],
+                  lambda row, carried: row_body(row, n, pointers, safe) or [])
+        b.ret(ir.Constant(self.i32, 0))
+
+    def _row(self, row, n, pointer):
+        return self.b.gep(pointer, [self.b.mul(row, n)], inbounds=True,
+                          source_etype=self.element)
+
+    def _forward_row(self, row, n, pointers, safe) -> None:
+        from . import mathlib
+
+        ir, b = self.ir, self.b
+        x, out = self._row(row, n, pointers["x"]), self._row(row, n, pointers["out"])
+        low = ir.Constant(self.vector, [float("-inf")] * _LANES)
+        name = "f32" if self.element != self.double else "f64"
+        lanes, tail = self.lanes(n, low, lambda left, right: self.intrinsic(
+            f"llvm.maximum.v{_LANES}{name}", self.vector, [left, right]),
+            lambda j: self.load_vector(x, j))
+        largest = self.intrinsic(f"llvm.vector.reduce.fmaximum.v{_LANES}{name}", self.element,
+                                 [lanes])
+        (largest,) = self.loop(tail, n, 1, [largest], lambda j, acc: [
+            self.intrinsic(f"llvm.maximum.{name}", self.element, [acc[0], self.load(x, j)])])
+        masked = b.and_(b.icmp_signed("!=", safe, self.constant(0)),
+                        b.fcmp_ordered("==", largest, ir.Constant(self.element,
+                                                                  float("-inf"))))
+        zeros = self.function.append_basic_block("zeros")
+        values = self.function.append_basic_block("values")
+        joined = self.function.append_basic_block("joined")
+        b.cbranch(masked, zeros, values)
+        b.position_at_end(zeros)
+        self.loop(self.constant(0), n, 1, [],
+                  lambda j, acc: self.store(ir.Constant(self.element, 0.0), out, j))
+        b.branch(joined)
+        b.position_at_end(values)
+
+        def exponential(j, acc):
+            shifted = b.fsub(self.load(x, j), largest)
+            return self.store(mathlib.emit_unary("exp", b, self.module, shifted, self.element),
+                              out, j)
+
+        self.loop(self.constant(0), n, 1, [], exponential)
+        total = self.row_sum(n, lambda j: self.load_vector(out, j), lambda j: self.load(out, j))
+        self.loop(self.constant(0), n, 1, [],
+                  lambda j, acc: self.store(b.fdiv(self.load(out, j), total), out, j))
+        b.branch(joined)
+        b.position_at_end(joined)
+
+    def _backward_row(self, row, n, pointers, safe) -> None:
+        b = self.b
+        grad, y, out = (self._row(row, n, pointers[key]) for key in ("grad", "y", "out"))
+        total = self.row_sum(
+            n, lambda j: b.fmul(self.load_vector(grad, j), self.load_vector(y, j)),
+            lambda j: b.fmul(self.load(grad, j), self.load(y, j)))
+        self.loop(self.constant(0), n, 1, [], lambda j, acc: self.store(
+            b.fmul(self.load(y, j), b.fsub(self.load(grad, j), total)), out, j))
+
+
+def _functions(dtype: np.dtype):
+    found = _state.get(dtype, False)
+    if found is False:
+        try:
+            from .helper_modules import compile_module
+        except ImportError:
+            found = None
+        else:
+            text = _text(dtype)
+            names = [_symbol(name, dtype) for name in _NAMES]
+            found = dict(zip(_NAMES, compile_module(text, names, ("eager-softmax", text)),
+                             strict=True))
+        _state[dtype] = found
+    return found
+
+
+def run(name: str, arrays: list, safe: bool = False):
+    """softmax(x) over the last dim (safe: a row of all -inf gives zeros), or
+    softmax_backward(grad, y), of C-contiguous arrays of one float dtype and shape with at
+    least one dim, into a new array; None where there is no routine."""
+    first = arrays[0]
+    if first.dtype not in _TYPES:
+        return None
+    functions = _functions(first.dtype)
+    if functions is None:
+        return None
+    out = np.empty_like(first)
+    n = first.shape[-1]
+    rows = first.size // n if n else 0
+    native = workers.shared()
+    parts = native.parts if native is not None and first.size >= PARALLEL_ELEMENTS else 1
+    parts = max(1, min(parts, rows))
+    words = np.array([workers.data_address(array) for array in (*arrays, out)] +
+                     [rows, n, parts, int(safe)], np.int64)
+    function = functions[name]
+    if parts > 1:
+        status = native.run(function, words.ctypes.data, parts)
+    else:
+        status = _CALL(function)(words.ctypes.data, 0)
+    if status:
+        raise RuntimeError(f"native {name} failed with status {status}")
+    return out

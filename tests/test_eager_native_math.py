@@ -74,6 +74,20 @@ def test_native_loops_are_torchs_within_two_ulp(dtype):
         assert_close(mine, TORCH[name](torch.from_numpy(x)).numpy(), f"{name} {dtype}")
 
 
+def test_exp_below_its_underflow_is_zero_and_subnormals_are_torchs():
+    """float32 exp selects 0 below -104 (an underflowing product would take a microcode
+    assist per vector): masked scores (-inf, the most negative float) give +0.0, and the
+    subnormal results just above keep their values."""
+    x = np.concatenate([np.full(native_math.MIN_ELEMENTS, -np.inf),
+                        [-3.4e38, -1e30, -110.0, -104.5, -104.0001],
+                        np.linspace(-104.0, -85.0, 4001)]).astype(np.float32)
+    mine = autojit.exp(autojit.tensor(x)).numpy()
+    assert native_math.native("exp", x) is not None
+    below = x < -104.0
+    assert (mine[below] == 0).all() and not np.signbit(mine[below]).any()
+    assert_close(mine, torch.exp(torch.from_numpy(x)).numpy(), "exp near its underflow")
+
+
 def test_every_native_function_is_the_math_librarys():
     from autojit.codegen.cpu import eager_math, mathlib
 

@@ -242,23 +242,26 @@ def _log_softmax_backward_jvp(inputs, tangents, out, attrs):
     return result
 
 
+def _softmax_vjp(ctx, g):
+    return (_backward(SOFTMAX_BACKWARD, g, ctx.out, ctx.attrs["dim"]),)
+
+
+def _softmax_jvp(inputs, tangents, out, attrs):
+    return None if tangents[0] is None else _backward(SOFTMAX_BACKWARD, tangents[0], out,
+                                                      attrs["dim"])
+
+
 SOFTMAX = define_op(
     name="softmax", arity=1, shape=_along, dtype=rule_first, impl=_softmax_impl,
-    vjp=lambda ctx, g: (_backward(SOFTMAX_BACKWARD, g, ctx.out, ctx.attrs["dim"]),),
-    saves=("out",), lowering=Decomposition(_softmax_composite),
-    jvp=lambda inputs, tangents, out, attrs: None if tangents[0] is None else _backward(
-        SOFTMAX_BACKWARD, tangents[0], out, attrs["dim"]),
-    batch=batching.dim_rule("dim"))
+    vjp=_softmax_vjp, saves=("out",), lowering=Decomposition(_softmax_composite),
+    jvp=_softmax_jvp, batch=batching.dim_rule("dim"))
 # aten's _safe_softmax (attention's softmax): softmax, but zeros in a row of all -inf (fully
 # masked), where softmax gives NaN. Its gradient is softmax's formula on the result, which is 0
 # in such a row.
 SAFE_SOFTMAX = define_op(
     name="safe_softmax", arity=1, shape=_along, dtype=rule_first, impl=_safe_softmax_impl,
-    vjp=lambda ctx, g: (_backward(SOFTMAX_BACKWARD, g, ctx.out, ctx.attrs["dim"]),),
-    saves=("out",), lowering=Decomposition(_safe_softmax_composite),
-    jvp=lambda inputs, tangents, out, attrs: None if tangents[0] is None else _backward(
-        SOFTMAX_BACKWARD, tangents[0], out, attrs["dim"]),
-    batch=batching.dim_rule("dim"))
+    vjp=_softmax_vjp, saves=("out",), lowering=Decomposition(_safe_softmax_composite),
+    jvp=_softmax_jvp, batch=batching.dim_rule("dim"))
 LOG_SOFTMAX = define_op(
     name="log_softmax", arity=1, shape=_along, dtype=rule_first, impl=_log_softmax_impl,
     vjp=lambda ctx, g: (_backward(LOG_SOFTMAX_BACKWARD, g, ctx.out, ctx.attrs["dim"]),),

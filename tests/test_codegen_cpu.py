@@ -151,6 +151,21 @@ def assert_matches(op_name, actual, expected, dtype):
 
 # ---- every elementwise primitive, every dtype its impl supports --------------------------------
 
+# The attributes of the elementwise ops that take some: the activations' bounds, slopes and
+# thresholds (ops/nn/rectifiers.py, ops/nn/threshold.py), each at a default and another value;
+# threshold's as given (a bool, an int, a complex number without an imaginary part).
+_BOUNDS = [{"min_val": -1.0, "max_val": 1.0}, {"min_val": 0.0, "max_val": 6.0}]
+_SLOPES = [{"negative_slope": 0.01}, {"negative_slope": -0.5}]
+_LAMBDAS = [{"lambd": 0.5}, {"lambd": 0.0}]
+ATTRS = {"threshold_backward": [{"threshold": 0.0}, {"threshold": 0.5}],
+         "threshold": [{"threshold": 0.0, "value": 0.0}, {"threshold": 0.5, "value": -2.5},
+                       {"threshold": True, "value": 3}, {"threshold": 0.5 + 0j, "value": -1}],
+         "hardtanh": _BOUNDS, "hardtanh_backward": _BOUNDS,
+         "leaky_relu": _SLOPES, "leaky_relu_backward": _SLOPES,
+         "softshrink": _LAMBDAS, "softshrink_backward": _LAMBDAS,
+         "hardshrink": _LAMBDAS, "hardshrink_backward": _LAMBDAS}
+
+
 def attrs_for(op_name, dtype):
     if op_name == "cast":
         return [{"dtype": target} for target in ALL]
@@ -158,6 +173,8 @@ def attrs_for(op_name, dtype):
         return [{"value": 2.5}, {"value": -3}]
     if op_name == "binary_cross_entropy_backward":
         return [{"eps": 1e-12}]
+    if op_name in ATTRS:
+        return ATTRS[op_name]
     if op_name == "check_index":
         return [{"form": "index", "dim": 0, "wrap": wrap, "ignore": ignore}
                 for wrap, ignore in ((False, None), (True, None), (False, -5))]

@@ -188,7 +188,7 @@ ROWS = [
     elementwise("tan", np.tan, lambda rng, shape, dtype: uniform(rng, shape, dtype, -1.2, 1.2),
                 primitives=("sin", "cos", "div")),
     elementwise("relu", lambda x: np.maximum(x, 0).astype(x.dtype), away_from_zero,
-                primitives=("relu",)),
+                primitives=("relu", "threshold_backward")),
     elementwise("gelu", _gelu, samples=_gelu_samples,
                 primitives=("gelu", "gelu_backward", "mul", "add", "tanh")),
     elementwise("silu", lambda x: (x / (1 + np.exp(-x))).astype(x.dtype),

@@ -192,6 +192,31 @@ def _activation_samples(rng, dtype):
             Sample((_away_from_zero(rng, (), dtype),))]
 
 
+def _off_kinks(rng, shape, dtype, kinks):
+    """Uniform values on [-2, 2] at least 0.05 from each kink (the finite differences of
+    gradcheck straddle none)."""
+    values = rng.uniform(-2, 2, size=shape)
+    for kink in kinks:
+        near = np.abs(values - kink) < 0.05
+        values = np.where(near, kink + np.copysign(0.05, values - kink), values)
+    return np.asarray(values, dtype=dtype)
+
+
+def _bounded_samples(rng, dtype):
+    """hardtanh's samples: its default bounds and given ones (relu6's among them)."""
+    return [Sample((_off_kinks(rng, (3, 4), dtype, (-1, 1)),)),
+            Sample((_off_kinks(rng, (), dtype, (-1, 1)),)),
+            Sample((_off_kinks(rng, (3, 4), dtype, (-0.5, 1.5)), -0.5, 1.5)),
+            Sample((_off_kinks(rng, (3, 4), dtype, (0, 1.5)) * 4, 0.0, 6.0))]
+
+
+def _shrink_samples(rng, dtype):
+    """softshrink's and hardshrink's samples, off their kinks at +-lambd."""
+    return [Sample((_off_kinks(rng, (3, 4), dtype, (-0.5, 0.5)),)),
+            Sample((_off_kinks(rng, (), dtype, (-0.5, 0.5)),)),
+            Sample((_off_kinks(rng, (3, 4), dtype, (-1.0, 1.0)), 1.0))]
+
+
 SOFTMAX_PRIMITIVES = ("softmax", "softmax_backward")
 LOG_SOFTMAX_PRIMITIVES = ("log_softmax", "log_softmax_backward")
 NLL_PRIMITIVES = ("nll_loss", "nll_loss_backward")
@@ -232,7 +257,17 @@ ROWS = [
            primitives=("lt", "where", "neg", "exp", "log1p")),
     OpInfo(name="nn.functional.leaky_relu", function=F.leaky_relu,
            reference=_in_dtype(lambda x, slope=0.01: np.where(x > 0, x, x * slope)),
-           samples=_activation_samples, primitives=("gt", "where", "mul")),
+           samples=_activation_samples, primitives=("leaky_relu", "leaky_relu_backward")),
+    OpInfo(name="nn.functional.hardtanh", function=F.hardtanh,
+           reference=_in_dtype(lambda x, low=-1.0, high=1.0: np.clip(x, low, high)),
+           samples=_bounded_samples, primitives=("hardtanh", "hardtanh_backward")),
+    OpInfo(name="nn.functional.softshrink", function=F.softshrink,
+           reference=_in_dtype(lambda x, lambd=0.5: np.where(
+               x > lambd, x - lambd, np.where(x < -lambd, x + lambd, 0))),
+           samples=_shrink_samples, primitives=("softshrink", "softshrink_backward")),
+    OpInfo(name="nn.functional.hardshrink", function=F.hardshrink,
+           reference=_in_dtype(lambda x, lambd=0.5: np.where(np.abs(x) > lambd, x, 0)),
+           samples=_shrink_samples, primitives=("hardshrink", "hardshrink_backward")),
     OpInfo(name="nn.functional.elu", function=F.elu,
            reference=_in_dtype(lambda x, alpha=1.0: np.where(x > 0, x, alpha * np.expm1(x))),
            samples=_activation_samples, primitives=("lt", "le", "where", "expm1")),

@@ -62,6 +62,12 @@ def broadcast_shapes(*shapes) -> tuple:
     return tuple(result)
 
 
+def broadcast_with_attrs(*shapes, **attrs) -> tuple:
+    """broadcast_shapes for an elementwise op with attributes (a threshold, a slope), which a
+    shape rule is handed and broadcasting ignores."""
+    return broadcast_shapes(*shapes)
+
+
 def normalize_dims(dim, ndim: int) -> tuple:
     """dim as given by a user (None, int, tuple or list) as a sorted tuple of axes."""
     if dim is None or (isinstance(dim, (tuple, list)) and len(dim) == 0):

@@ -54,6 +54,8 @@ def cast_name(dtype) -> str:
 
 
 def literal(value, dtype) -> str:
+    if isinstance(value, complex) and dtype.category != dtypes.COMPLEX:
+        value = value.real  # as full() takes it
     if dtype is dtypes.bool_:
         return "True" if value else "False"
     if dtype.is_floating_point:

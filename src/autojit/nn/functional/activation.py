@@ -1,10 +1,14 @@
 """The activations of autojit.nn.functional, their in-place forms, and the softmax family.
 
-Every function is a composite of autojit ops, so autograd, double backward, tracing and fusion
+Most functions are composites of autojit ops, so autograd, double backward, tracing and fusion
 come from the primitives. Where torch's kernel is not smooth (a kink, a bound, a threshold) the
 composite is a `where` whose condition is torch's: at the kink the branch torch's backward
 formula takes gives the value and the derivatives, so first and second derivatives there
-are torch's (tests/test_nn_activation_points.py checks them against torch).
+are torch's (tests/test_nn_activation_points.py checks them against torch). In float32 and
+float64 the piecewise-linear ones (hardtanh and relu6, leaky_relu, softshrink, hardshrink,
+threshold) bind primitives instead (ops/nn/rectifiers.py, ops/nn/threshold.py): torch's
+backward kernels, whose derivative in the input is zeros, so that a second derivative in the
+input alone is torch's zeros rather than none.
 
 `inplace=True`, and the `_` forms (relu_, elu_, hardtanh_, ...), write the result into the
 input through ops/inplace.py: the input is changed and returned, its version moves, and its
@@ -22,7 +26,6 @@ import warnings
 import numpy as np
 
 from ...autograd.grad_mode import is_grad_enabled
-from ...ir.eager_layout import eager_stand_in
 from ...ops import composite
 from ...ops import elementwise as ew
 from ...ops.autocast import LOWER, autocast_op
@@ -30,7 +33,7 @@ from ...ops.composite import softplus
 from ...ops.elementwise import math_primitives as ewm
 from ...ops.indexing import max as max_with_indices
 from ...ops.inplace import apply_inplace
-from ...ops.nn import hard_activations
+from ...ops.nn import hard_activations, rectifiers
 from ...ops.nn import threshold as threshold_op
 from ...ops.nn.softmax import log_softmax as log_softmax_op
 from ...ops.nn.softmax import softmax as softmax_op
@@ -79,6 +82,8 @@ def relu_(input: Tensor) -> Tensor:  # noqa: A002
 
 
 def _hardtanh(input: Tensor, min_val, max_val) -> Tensor:  # noqa: A002
+    if input._dtype in _PRIMITIVE_DTYPES:
+        return rectifiers.hardtanh(input, min_val, max_val)
     # torch's backward passes the gradient strictly inside (min_val, max_val) only: not at the
     # bounds, and not at NaN, which stays NaN.
     min_val, max_val = _same_kind(min_val, input), _same_kind(max_val, input)
@@ -111,27 +116,8 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:  # noqa: A002
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
-def _threshold_as_primitive(input: Tensor) -> bool:  # noqa: A002
-    """Whether threshold binds its primitive (torch's ThresholdBackward0, ops/nn/threshold.py):
-    in float32 or float64 wherever eager's result is row-major, as the primitive's is: a
-    C-contiguous CPU array, a GPU array, or a traced value whose eager array is row-major, so
-    that a compiled run records the nodes eager does (its second derivative in the input is
-    torch's zeros, where the composite's is none); the composite otherwise, which follows the
-    input's layout as torch does."""
-    if input._dtype not in _PRIMITIVE_DTYPES:
-        return False
-    data = input._payload
-    if data is None:
-        tracer = thread_state.tracer
-        if tracer is None:
-            return False
-        stand_in = eager_stand_in(tracer, tracer.value_of(input))  # None: row-major
-        return stand_in is None or stand_in.flags.c_contiguous
-    return data.flags.c_contiguous if data.__class__ is np.ndarray else True
-
-
 def _threshold(input: Tensor, threshold, value) -> Tensor:  # noqa: A002
-    if _threshold_as_primitive(input):
+    if input._dtype in _PRIMITIVE_DTYPES and threshold_op.real_numbers(threshold, value):
         return threshold_op.threshold(input, threshold, value)
     floating = input.dtype.is_floating_point
     return ew.where(input <= threshold_op.as_number(threshold, floating),
@@ -153,6 +139,8 @@ def threshold_(input: Tensor, threshold: float, value: float) -> Tensor:  # noqa
 
 
 def _leaky_relu(input: Tensor, negative_slope) -> Tensor:  # noqa: A002
+    if input._dtype in _PRIMITIVE_DTYPES:
+        return rectifiers.leaky_relu(input, negative_slope)
     return ew.where(input > 0, input, input * negative_slope)
 
 
@@ -438,6 +426,8 @@ def _check_lambda(input: Tensor, lambd: float) -> None:  # noqa: A002
 def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
     """x where |x| > lambd, else 0; the gradient is 0 at +-lambd and at NaN, which stays NaN."""
     check_floating("hardshrink", input)
+    if input._dtype in _PRIMITIVE_DTYPES:
+        return rectifiers.hardshrink(input, lambd)
     outside = (input < -lambd) | (input > lambd)
     return ew.where(outside, input, ew.where(ew.isnan(input), input.detach(), 0))
 
@@ -446,6 +436,8 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:  # noqa: A002
     """x - lambd above lambd, x + lambd below -lambd, 0 between (NaN stays NaN)."""
     check_floating("softshrink", input)
     _check_lambda(input, lambd)
+    if input._dtype in _PRIMITIVE_DTYPES:
+        return rectifiers.softshrink(input, lambd)
     return ew.where(input > lambd, input - lambd,
                     ew.where(input < -lambd, input + lambd, input * 0))
 

@@ -2,7 +2,7 @@
 remainders (copysign, fmod, nextafter), inverse trigonometric functions (atan, asin, acos,
 atan2), hypot, erfc, and the functions whose gradients torch defines by formulas a composite
 would not reproduce at the special points (acosh, logaddexp, logaddexp2, xlogy, logit,
-torch.special's xlog1py and entr, and relu).
+torch.special's xlog1py and entr, and relu with its gradient threshold_backward).
 
 Each is one `define_op`, like elementwise/__init__.py's: the NumPy impl is the reference, the VJP is
 torch's derivative formula written in autojit ops (so double backward and torch's values at
@@ -12,8 +12,8 @@ backends. trunc, ceil, copysign, fmod, nextafter, hypot, atan2, the arctangents 
 functions of their own in the expression language (codegen/cpu/llvm/expression.py with
 mathlib_atan.py and mathlib_erfc.py; codegen/cuda/render.py); acosh, logaddexp, logaddexp2,
 xlogy, xlog1py, entr and logit are written with functions that exist (exp, log1p, log, sqrt,
-pow, max, select), and relu is a select. Composites built on these (sinh, asinh, sinc,
-logit, ...) are in math_composites.py.
+pow, max, select), and relu and threshold_backward are selects. Composites built on these
+(sinh, asinh, sinc, logit, ...) are in math_composites.py.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from ..complex_rules import conj
 from ..dtype_rules import promoted_dtype, rule_float
 from ..limited_rules import UNSIGNED, refuse_limited
 from ..registry import Elementwise, bind, define_op, share_node
-from ..shape_rules import broadcast_shapes
+from ..shape_rules import broadcast_shapes, broadcast_with_attrs
 
 # torch's names of the scalar types, as its "not implemented for" errors print them.
 SCALAR_TYPE_NAMES = dtypes.SCALAR_TYPE_NAMES
@@ -327,18 +327,41 @@ def _relu_impl(x):
     return ew.WHERE.impl(np.less(x, 0), 0, x)
 
 
-def _relu_tangent(out, tangent):
-    # torch's threshold_backward on the result: nothing flows where it is at most 0 (x at 0 or
-    # -0.0, and below), the whole gradient through NaN.
-    return ew.where(out <= 0, 0, tangent)
+def _threshold_backward_impl(grad, x, threshold):
+    # Laid out as the operands, as torch's kernel is (the select follows them).
+    below = np.less_equal(x, x.dtype.type(threshold))
+    return ew.WHERE.impl(below, np.zeros((), grad.dtype), grad)
+
+
+def threshold_backward(grad: Tensor, x: Tensor, threshold) -> Tensor:
+    """torch's threshold_backward: 0 where x is at most the threshold, else grad (NaN passes
+    it). relu's gradient (on its result) and threshold's (on its input)."""
+    return bind(THRESHOLD_BACKWARD, (grad, x), {"threshold": float(threshold)})
+
+
+# A primitive with torch's derivatives rather than a `where` on a comparison: its derivative in
+# x is zeros, so a gradient taken with create_graph depends on x (requires grad) and a second
+# derivative in x alone is torch's zeros, where a select on a bool condition gives none.
+THRESHOLD_BACKWARD = define_op(
+    name="threshold_backward", arity=2, shape=broadcast_with_attrs, dtype=rule_float,
+    impl=_threshold_backward_impl,
+    vjp=lambda ctx, u: (threshold_backward(u, ctx.inputs[1], ctx.attrs["threshold"])
+                        if ctx.needs_input_grad[0] else None,
+                        ew.fill_like(u, 0) if ctx.needs_input_grad[1] else None),
+    saves=(1,), lowering=Elementwise("select({1} <= {threshold}, 0, {0})", exact=True),
+    jvp=lambda inputs, tangents, out, attrs: None if tangents[0] is None else (
+        threshold_backward(tangents[0], inputs[1], attrs["threshold"])),
+    saved_names={"self": 1})
 
 
 # A primitive rather than `where(x <= 0, 0, x)`, which gives +0.0 for -0.0, or
 # `where(x < 0, 0, x)`, which passes the gradient at 0: torch's value and gradient test
-# differently.
-RELU = _define("relu", 1, _rule_relu, _relu_impl, lambda ctx, g: (_relu_tangent(ctx.out, g),),
+# differently. The gradient is torch's threshold_backward on the result: nothing flows where it
+# is at most 0 (x at 0 or -0.0, and below), the whole gradient through NaN.
+RELU = _define("relu", 1, _rule_relu, _relu_impl,
+               lambda ctx, g: (threshold_backward(g, ctx.out, 0),),
                ("out",), "select({0} < 0, 0, {0})", exact=True,
-               jvp=lambda inputs, tangents, out, attrs: _relu_tangent(out, tangents[0]),
+               jvp=lambda inputs, tangents, out, attrs: threshold_backward(tangents[0], out, 0),
                complex="clamp is not supported for complex types", kernel="clamp_min_scalar_cpu")
 
 

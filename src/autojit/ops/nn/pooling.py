@@ -333,8 +333,13 @@ def _select_vjp(ctx, g):
 
 
 def _scatter_vjp(ctx, u):
+    # The maxima's positions are piecewise constant in x: its derivative there is zeros, as
+    # torch's max_pool2d_with_indices_backward's in self is, so a gradient taken with
+    # create_graph depends on x and a second derivative in x alone is zeros (not none).
     _, x = ctx.inputs
-    return bind(MAX_POOL_SELECT, (u, x), ctx.attrs), None
+    needs = ctx.needs_input_grad
+    return (bind(MAX_POOL_SELECT, (u, x), ctx.attrs) if needs[0] else None,
+            ew.fill_like(x, 0) if needs[1] else None)
 
 
 MAX_POOL_SELECT = define_op(

@@ -1,29 +1,28 @@
-"""threshold as a primitive with torch's nodes, for the eager CPU calls of
-nn/functional/activation.py (float32 and float64; traced, and in other dtypes, the composite
-there runs).
+"""threshold as a primitive with torch's nodes, for the float32 and float64 calls of
+nn/functional/activation.py (in other dtypes, and given a threshold or value with an imaginary
+part, the composite there runs).
 
 threshold(x, threshold, value) is `value` where x <= threshold, else x (NaN stays NaN); its
 node is torch's ThresholdBackward0, which shows the input (`_saved_self`) and the threshold as
 given (`_saved_threshold`: a Python bool, int, float or complex, as torch's Scalar reads back).
-Its backward `threshold_backward(grad, x)` is 0 where x <= threshold, else grad, a primitive
-too, whose node in a double backward is torch's ThresholdBackwardBackward0 (its derivative in
-grad is itself; in x, zeros, as torch's). `as_number` converts a threshold or value as torch
-converts a Scalar to the input's dtype. Each primitive lowers to its composite written here (a
-Decomposition) should a trace meet one.
+Its backward `threshold_backward(grad, x)` is 0 where x <= threshold, else grad, the
+elementwise primitive relu's gradient is too (ops/elementwise/math_primitives.py), whose node
+in a double backward is torch's ThresholdBackwardBackward0 (its derivative in grad is itself;
+in x, zeros, as torch's). `as_number` converts a threshold or value as torch converts a Scalar
+to the input's dtype. Both are selects (Elementwise, exact): eager's result is laid out as the
+input, and a compiled step fuses them.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ...tensor.creation import zeros_like
 from ...tensor.tensor import Tensor
-from .. import batching
 from .. import elementwise as ew
-from ..dtype_rules import rule_first, rule_float
-from ..lowering import Decomposition
-from ..registry import bind, define_op
-from ..shape_rules import broadcast_shapes
+from ..dtype_rules import rule_first
+from ..elementwise.math_primitives import threshold_backward
+from ..registry import Elementwise, bind, define_op
+from ..shape_rules import broadcast_with_attrs
 
 
 def given_number(value):
@@ -48,57 +47,40 @@ def as_number(value, floating: bool):
     return value if floating else int(value)
 
 
-# ---- the composites a trace runs ---------------------------------------------------------------
-
-def _threshold_composite(x, threshold, value):
-    return ew.where(x <= as_number(threshold, True), as_number(value, True), x)
-
-
-def _threshold_backward_composite(grad, x, threshold):
-    return ew.where(x <= as_number(threshold, True), 0, grad)
-
-
 # ---- the eager routines ------------------------------------------------------------------------
 
 def _threshold_impl(x: np.ndarray, threshold, value) -> np.ndarray:
     kind = x.dtype.type
     below = np.less_equal(x, kind(as_number(threshold, True)))
-    return np.where(below, kind(as_number(value, True)), x)
-
-
-def _threshold_backward_impl(grad: np.ndarray, x: np.ndarray, threshold) -> np.ndarray:
-    below = np.less_equal(x, x.dtype.type(as_number(threshold, True)))
-    return np.where(below, np.zeros((), grad.dtype), grad)
+    return ew.WHERE.impl(below, kind(as_number(value, True)), x)
 
 
 # ---- the primitives ----------------------------------------------------------------------------
 
-def _threshold_backward(grad, x, threshold):
-    return bind(THRESHOLD_BACKWARD, (grad, x), {"threshold": threshold})
+def _threshold_gradient(grad, x, threshold):
+    return threshold_backward(grad, x, as_number(threshold, True))
 
 
 THRESHOLD = define_op(
-    name="threshold", arity=1, shape=broadcast_shapes, dtype=rule_first,
+    name="threshold", arity=1, shape=broadcast_with_attrs, dtype=rule_first,
     impl=_threshold_impl,
-    vjp=lambda ctx, g: (_threshold_backward(g, ctx.inputs[0], ctx.attrs["threshold"]),),
-    saves=(0,), lowering=Decomposition(_threshold_composite),
+    vjp=lambda ctx, g: (_threshold_gradient(g, ctx.inputs[0], ctx.attrs["threshold"]),),
+    saves=(0,), lowering=Elementwise("select({0} <= {threshold}, {value}, {0})", exact=True),
     jvp=lambda inputs, tangents, out, attrs: None if tangents[0] is None else (
-        _threshold_backward(tangents[0], inputs[0], attrs["threshold"])),
-    batch=batching.broadcasting_rule, saved_names={"self": 0})
-THRESHOLD_BACKWARD = define_op(
-    name="threshold_backward", arity=2, shape=broadcast_shapes, dtype=rule_float,
-    impl=_threshold_backward_impl,
-    vjp=lambda ctx, u: (_threshold_backward(u, ctx.inputs[1], ctx.attrs["threshold"])
-                        if ctx.needs_input_grad[0] else None,
-                        zeros_like(u) if ctx.needs_input_grad[1] else None),
-    saves=(1,), lowering=Decomposition(_threshold_backward_composite),
-    jvp=lambda inputs, tangents, out, attrs: None if tangents[0] is None else (
-        _threshold_backward(tangents[0], inputs[1], attrs["threshold"])),
-    batch=batching.broadcasting_rule, saved_names={"self": 1})
+        _threshold_gradient(tangents[0], inputs[0], attrs["threshold"])),
+    saved_names={"self": 0})
+
+
+def real_numbers(threshold, value) -> bool:
+    """Whether the threshold and value are real numbers, as the primitive's expression reads
+    them (a complex one with no imaginary part too, as its real part); the composite raises
+    torch's error for the others."""
+    return all(not isinstance(number, complex) or number.imag == 0
+               for number in (given_number(threshold), given_number(value)))
 
 
 def threshold(x: Tensor, threshold, value) -> Tensor:
-    """threshold of a float32 or float64 CPU tensor, for nn/functional/activation.py: the
+    """threshold of a float32 or float64 tensor, for nn/functional/activation.py: the
     threshold and value kept as given (torch's node shows the threshold's type)."""
     return bind(THRESHOLD, (x,), {"threshold": given_number(threshold),
                                   "value": given_number(value)})

@@ -55,6 +55,8 @@ def constant(value, dtype) -> Typed:
     """A Python scalar as an IR constant of `dtype`, converted as NumPy's full() would."""
     if dtype.category == dtypes.COMPLEX:
         return llvm_complex.complex_constant(value, dtype)
+    if isinstance(value, complex):  # its real part, as full() takes it
+        value = value.real
     kind = register_type(dtype)
     if dtype is dtypes.bool_:
         return Typed(ir.Constant(kind, int(bool(value))), dtype)

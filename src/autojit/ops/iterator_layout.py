@@ -178,6 +178,35 @@ def _computed_in(impl, first: np.ndarray, second: np.ndarray, attrs: dict):
     return back if result.flags.c_contiguous else relaid(back, (first, second))
 
 
+def _takes_attrs(impl) -> bool:
+    """Whether an impl may be handed attrs as keywords: a Python function with parameters
+    beyond two operands or with **kwargs (a ufunc is handed none)."""
+    code = getattr(impl, "__code__", None)
+    if code is None:
+        return not isinstance(impl, np.ufunc)
+    return code.co_argcount + code.co_kwonlyargcount != 2 or bool(code.co_flags & 0x0C)
+
+
+def _ordered_pair(impl, first: np.ndarray, second, attrs: dict):
+    """impl(first, second) laid out as torch's, for a first operand that is not row-major."""
+    order = _first_order(first)
+    if order is _OTHER and second.__class__ is _ARRAY and second.flags.c_contiguous and \
+            second.shape == first.shape:
+        # A transposed first operand and a row-major second: NumPy would take row-major
+        # order where torch follows the first, and the result be copied.
+        return _computed_in(impl, first, second, attrs)
+    result = impl(first, second, **attrs)
+    if result.__class__ is not _ARRAY:
+        return result
+    if result.shape == first.shape and result.base is None and result is not first:
+        # The first operand has every dim of the result and decides every pair: a fresh
+        # result laid out as it orders them is torch's (row-major, or as dense as the first
+        # and in its order: rotary embeddings' products on heads).
+        if order is _ROWS and result.flags.c_contiguous or result.strides == first.strides:
+            return result
+    return relaid(result, (first, second))
+
+
 def torch_ordered(impl, arity: int):
     """impl (an elementwise op's NumPy reference, of `arity` operands, or any number for
     arity -1) with its result laid out as torch's. Two operands order the result alike in
@@ -185,28 +214,23 @@ def torch_ordered(impl, arity: int):
     follows it, NumPy takes row-major order where the second disagrees; otherwise, as in
     every call of row-major operands, nothing more is looked at (the common case costs a few
     attribute reads)."""
+    if arity == 2 and not _takes_attrs(impl):
+        # No attrs: a signature without *args and **kwargs, whose packing cost about as much
+        # as the rest of the wrapper on the common path (an add or a multiply of row-major
+        # operands, eagerly and in the VJP chains' replays).
+        def torch_ordered_pair(first, second):
+            if first.__class__ is not _ARRAY or first.ndim < 2 or first.flags.c_contiguous:
+                return impl(first, second)
+            return _ordered_pair(impl, first, second, {})
+
+        torch_ordered_pair.__wrapped__ = impl
+        return torch_ordered_pair
     if arity == 2:
         def torch_ordered_impl(*arrays, **attrs):
             first, second = arrays
             if first.__class__ is not _ARRAY or first.ndim < 2 or first.flags.c_contiguous:
                 return impl(*arrays, **attrs)
-            order = _first_order(first)
-            if order is _OTHER and second.__class__ is _ARRAY and second.flags.c_contiguous and \
-                    second.shape == first.shape:
-                # A transposed first operand and a row-major second: NumPy would take
-                # row-major order where torch follows the first, and the result be copied.
-                return _computed_in(impl, first, second, attrs)
-            result = impl(*arrays, **attrs)
-            if result.__class__ is not _ARRAY:
-                return result
-            if result.shape == first.shape and result.base is None and result is not first:
-                # The first operand has every dim of the result and decides every pair: a
-                # fresh result laid out as it orders them is torch's (row-major, or as dense
-                # as the first and in its order: rotary embeddings' products on heads).
-                if order is _ROWS and result.flags.c_contiguous or \
-                        result.strides == first.strides:
-                    return result
-            return relaid(result, arrays)
+            return _ordered_pair(impl, first, second, attrs)
     else:
         def torch_ordered_impl(*arrays, **attrs):
             result = impl(*arrays, **attrs)

@@ -542,8 +542,8 @@ class Tensor:
 
     # torch refuses to delete its tensors' autograd and storage attributes. Each refusal is
     # a deleter of its own: a __delattr__ would make every attribute write on every tensor (a
-    # few per op) take CPython's slow path through object.__setattr__, about 8% of an eager
-    # step of small ops.
+    # few per op) take CPython's slow path through object.__setattr__, 7 to 16% of the
+    # instructions of an eager step of small ops (docs/performance.md).
     @data.deleter
     def data(self) -> None:
         raise RuntimeError("Deleting tensor data is not allowed. Delete tensor instead!")

@@ -39,14 +39,14 @@ def _define_pair(name: str, impl, expression: str, backward_impl, backward_expre
     backward_name = f"{name}_backward"
 
     def backward(grad, x, attrs):
-        return bind(registry[backward_name], (grad, x), attrs)
+        return bind(ops[backward_name], (grad, x), attrs)
 
     def backward_vjp(ctx, upstream):
         needs = ctx.needs_input_grad
         return (backward(upstream, ctx.inputs[1], ctx.attrs) if needs[0] else None,
                 ew.fill_like(upstream, 0) if needs[1] else None)
 
-    registry = {
+    ops = {
         name: define_op(
             name=name, arity=1, shape=broadcast_with_attrs, dtype=rule_float, impl=impl,
             vjp=lambda ctx, g: (backward(g, ctx.inputs[0], ctx.attrs),), saves=(0,),
@@ -60,7 +60,7 @@ def _define_pair(name: str, impl, expression: str, backward_impl, backward_expre
                 tangents[0], inputs[1], attrs),
             saved_names={"self": 1}),
     }
-    return registry[name], registry[backward_name]
+    return ops[name], ops[backward_name]
 
 
 def _zero(array: np.ndarray) -> np.ndarray:

@@ -21,7 +21,6 @@ backward finds its routines made.
 
 from __future__ import annotations
 
-import ctypes
 import math
 
 import numpy as np
@@ -69,7 +68,6 @@ ROUTINES = {
                                 "share = fmul centered, factor", "out = fsub scaled, share")),
 }
 
-_CALL = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64)
 # From this many elements a loop's images are split over the cores (workers.py), as the
 # convolutions' are.
 PARALLEL_ELEMENTS = 1 << 16
@@ -129,23 +127,19 @@ def _text(dtype: np.dtype, name: str) -> tuple:
 def _function(dtype: np.dtype, name: str):
     """The address of routine `name` for `dtype`, or None where no native code can be made;
     the first ask of a dtype starts its other routines on the compile threads."""
-    key = (dtype, name)
-    found = _state.get(key, False)
-    if found is False:
-        try:
-            from .helper_modules import compile_module, prefetch_module
-        except ImportError:  # no llvmlite: NumPy runs instead
-            found = None
-        else:
-            if not any(made[0] == dtype for made in _state):
-                for other in ROUTINES:
-                    if other != name:
-                        text, symbol = _text(dtype, other)
-                        prefetch_module(text, [symbol], ("channels", text))
-            text, symbol = _text(dtype, name)
-            found = compile_module(text, [symbol], ("channels", text))[0]
-        _state[key] = found
-    return found
+    def build():
+        from .helper_modules import prefetch_module  # there: compiled_routines imported it
+
+        if not any(made[0] == dtype for made in _state):
+            for other in ROUTINES:
+                if other != name:
+                    text, symbol = _text(dtype, other)
+                    prefetch_module(text, [symbol], ("channels", text))
+        text, symbol = _text(dtype, name)
+        return text, {name: symbol}
+
+    found = workers.compiled_routines(_state, (dtype, name), build, "channels")
+    return None if found is None else found[name]
 
 
 def run(name: str, elements: list, channels: list):
@@ -179,10 +173,5 @@ def run(name: str, elements: list, channels: list):
     argument = np.array([workers.data_address(array) for array in
                          (*elements, *channels, *outputs)] + [shape[0], shape[1], inner, parts],
                         np.int64)
-    if parts > 1:
-        status = native.run(function, argument.ctypes.data, parts)
-    else:
-        status = _CALL(function)(argument.ctypes.data, 0)
-    if status:
-        raise RuntimeError(f"native channel loop {name} failed with status {status}")
+    workers.run_routine(native, function, argument, parts, f"channel loop {name}")
     return outputs

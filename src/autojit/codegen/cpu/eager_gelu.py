@@ -19,7 +19,6 @@ loaded from the kernel disk cache).
 
 from __future__ import annotations
 
-import ctypes
 import math
 
 import numpy as np
@@ -31,7 +30,6 @@ SQRT1_2 = 1 / math.sqrt(2)
 PDF_SCALE = 2 / math.sqrt(math.pi) * SQRT1_2 * 0.5
 # From this many elements a loop's array is split over the cores.
 PARALLEL_ELEMENTS = 1 << 15
-_CALL = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64)
 _NAMES = ("gelu", "gelu_backward")
 _state: dict = {}  # dtype -> {name: address}, or None where none can be made
 
@@ -117,19 +115,8 @@ def _argument(name: str) -> tuple:
 
 
 def _functions(dtype: np.dtype):
-    found = _state.get(dtype, False)
-    if found is False:
-        try:
-            from .helper_modules import compile_module
-        except ImportError:
-            found = None
-        else:
-            text = _text(dtype)
-            names = [_symbol(name, dtype) for name in _NAMES]
-            found = dict(zip(_NAMES, compile_module(text, names, ("eager-gelu", text)),
-                             strict=True))
-        _state[dtype] = found
-    return found
+    return workers.compiled_routines(_state, dtype, lambda: (
+        _text(dtype), {name: _symbol(name, dtype) for name in _NAMES}), "eager-gelu")
 
 
 def run(name: str, arrays: list):
@@ -147,10 +134,5 @@ def run(name: str, arrays: list):
     words = np.array([workers.data_address(array) for array in (*arrays, out)] +
                      [x.size, parts], np.int64)
     function = functions[name]
-    if parts > 1:
-        status = native.run(function, words.ctypes.data, parts)
-    else:
-        status = _CALL(function)(words.ctypes.data, 0)
-    if status:
-        raise RuntimeError(f"native {name} failed with status {status}")
+    workers.run_routine(native, function, words, parts, name)
     return out

@@ -23,8 +23,6 @@ the native workers call a part of a job (workers.py); its argument the words (x 
 
 from __future__ import annotations
 
-import ctypes
-
 import numpy as np
 
 from . import workers
@@ -34,7 +32,6 @@ _TYPES = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
 PARALLEL_ELEMENTS = 1 << 15
 _LANES = 8
 _UNROLL = 4  # accumulators of a row's reductions
-_CALL = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64)
 _NAMES = ("softmax", "softmax_backward")
 _state: dict = {}  # dtype -> {name: address}, or None where none can be made
 
@@ -236,19 +233,8 @@ class _Routine:
 
 
 def _functions(dtype: np.dtype):
-    found = _state.get(dtype, False)
-    if found is False:
-        try:
-            from .helper_modules import compile_module
-        except ImportError:
-            found = None
-        else:
-            text = _text(dtype)
-            names = [_symbol(name, dtype) for name in _NAMES]
-            found = dict(zip(_NAMES, compile_module(text, names, ("eager-softmax", text)),
-                             strict=True))
-        _state[dtype] = found
-    return found
+    return workers.compiled_routines(_state, dtype, lambda: (
+        _text(dtype), {name: _symbol(name, dtype) for name in _NAMES}), "eager-softmax")
 
 
 def run(name: str, arrays: list, safe: bool = False):
@@ -270,10 +256,5 @@ def run(name: str, arrays: list, safe: bool = False):
     words = np.array([workers.data_address(array) for array in (*arrays, out)] +
                      [rows, n, parts, int(safe)], np.int64)
     function = functions[name]
-    if parts > 1:
-        status = native.run(function, words.ctypes.data, parts)
-    else:
-        status = _CALL(function)(words.ctypes.data, 0)
-    if status:
-        raise RuntimeError(f"native {name} failed with status {status}")
+    workers.run_routine(native, function, words, parts, name)
     return out

@@ -25,8 +25,6 @@ module per (dtype, flags), compiled on first use and kept in the kernel disk cac
 
 from __future__ import annotations
 
-import ctypes
-
 import numpy as np
 
 from . import workers
@@ -35,7 +33,6 @@ _TYPES = {np.dtype(np.float32): ("float", "f32"), np.dtype(np.float64): ("double
 # From this many elements a parameter's update is split over the cores.
 PARALLEL_ELEMENTS = 1 << 15
 SCALARS = ("decay", "wd", "omb1", "beta2", "omb2", "correction2", "eps", "scale")
-_CALL = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64)
 _state: dict = {}  # (dtype, flags) -> address, or None where none can be made
 
 
@@ -109,18 +106,12 @@ def _text(dtype: np.dtype, flags: tuple) -> tuple:
 def _function(dtype: np.dtype, flags: tuple):
     """The address of the routine for `dtype` and `flags`, or None where no native code can be
     made (no llvmlite)."""
-    key = (dtype, flags)
-    found = _state.get(key, False)
-    if found is False:
-        try:
-            from .helper_modules import compile_module
-        except ImportError:
-            found = None
-        else:
-            text, symbol = _text(dtype, flags)
-            found = compile_module(text, [symbol], ("eager-adam", text))[0]
-        _state[key] = found
-    return found
+    def build():
+        text, symbol = _text(dtype, flags)
+        return text, {"adam": symbol}
+
+    found = workers.compiled_routines(_state, (dtype, flags), build, "eager-adam")
+    return None if found is None else found["adam"]
 
 
 def adam(arrays: list, flags: tuple, scalars: tuple) -> bool:
@@ -145,10 +136,5 @@ def adam(arrays: list, flags: tuple, scalars: tuple) -> bool:
     words[:5] = [workers.data_address(array) for array in arrays]
     words[5], words[6] = param.size, parts
     words[7:].view(np.float64)[:] = scalars
-    if parts > 1:
-        status = native.run(function, words.ctypes.data, parts)
-    else:
-        status = _CALL(function)(words.ctypes.data, 0)
-    if status:
-        raise RuntimeError(f"native Adam update failed with status {status}")
+    workers.run_routine(native, function, words, parts, "Adam update")
     return True

@@ -565,6 +565,40 @@ def cores_in_use() -> int:
     return max(1, min(config.usable_cores(), config.get_num_threads()))
 
 
+_ROUTINE_TYPE = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64)
+
+
+def compiled_routines(cache: dict, key, build, label: str) -> dict | None:
+    """{name: address} of the native routines that `build()` -> (LLVM IR text, {name: symbol})
+    describes, compiled (or loaded from the kernel disk cache under `label`) on the first ask
+    of `key` and kept in `cache`; None where no native code can be made (no llvmlite). The
+    eager routines of eager_gelu.py, eager_softmax.py and eager_update.py."""
+    found = cache.get(key, False)
+    if found is False:
+        try:
+            from .helper_modules import compile_module
+        except ImportError:  # no llvmlite: NumPy runs instead
+            found = None
+        else:
+            text, symbols = build()
+            addresses = compile_module(text, list(symbols.values()), (label, text))
+            found = dict(zip(symbols, addresses, strict=True))
+        cache[key] = found
+    return found
+
+
+def run_routine(native, function: int, words: np.ndarray, parts: int, what: str) -> None:
+    """Run a job function `i32 part(ptr words, i64 index)` in `parts` parts on the workers
+    `native` (on the calling thread where parts is 1); a nonzero status raises, naming
+    `what`."""
+    if parts > 1:
+        status = native.run(function, words.ctypes.data, parts)
+    else:
+        status = _ROUTINE_TYPE(function)(words.ctypes.data, 0)
+    if status:
+        raise RuntimeError(f"native {what} failed with status {status}")
+
+
 def shared() -> Workers | None:
     """The process's workers (one fewer than the cores), started on first use; None where the
     native loop is not built (not Linux on x86-64). On one core there are no worker threads:

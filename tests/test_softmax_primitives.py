@@ -41,14 +41,22 @@ def test_eager_values_are_the_composites_bits(name, dtype, shape, dim):
     got = getattr(autojit, name)(x, dim).numpy()
     expected = _composite(name, x, dim % len(shape)).numpy()
     assert got.dtype == expected.dtype
-    if name == "softmax" and dim % len(shape) == len(shape) - 1 and _native_softmax():
+    if dim % len(shape) == len(shape) - 1 and _native_softmax():
         # The native loop over rows (codegen/cpu/eager_softmax.py) sums in float64: within
-        # float32's rounding of the composite, and at least as close to the exact values.
-        exact = np.exp(x.numpy().astype(np.float64) - np.log(np.exp(
-            x.numpy().astype(np.float64)).sum(-1, keepdims=True)))
+        # float32's rounding of the composite, and at least as close to the exact values
+        # (log_softmax's to its largest magnitude, the subtraction's rounding).
+        wide = x.numpy().astype(np.float64)
+        exact = wide - np.log(np.exp(wide).sum(-1, keepdims=True))
+        if name == "softmax":
+            exact = np.exp(exact)
         ulp = np.finfo(dtype).eps
-        np.testing.assert_allclose(got, expected, rtol=4 * ulp, atol=0)
-        assert np.abs(got - exact).max() <= np.abs(expected - exact).max() + ulp * exact.max()
+        if name == "softmax":
+            np.testing.assert_allclose(got, expected, rtol=4 * ulp, atol=0)
+        else:
+            np.testing.assert_allclose(got, expected, rtol=0,
+                                       atol=4 * ulp * np.abs(expected).max())
+        assert np.abs(got - exact).max() <= np.abs(expected - exact).max() + \
+            ulp * np.abs(exact).max()
     else:
         np.testing.assert_array_equal(got, expected)
 
@@ -98,6 +106,57 @@ def test_native_rows_give_torchs_softmax_safe_softmax_and_backward(dtype, shape)
         np.testing.assert_allclose(got_grad.numpy(), expected_grad.numpy(),
                                    **(tolerance if dtype == np.float64 else
                                       {"rtol": 1e-5, "atol": 1e-6}))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(4, 4, 64, 64), (3, 1), (5, 7), (2, 31), (3, 33), (16, 40),
+                                   (2, 100), (600, 80)])  # (600, 80): split over the cores
+def test_native_rows_give_torchs_log_softmax_and_backward(dtype, shape):
+    if not _native_softmax():
+        pytest.skip("no native softmax loop on this host")
+    data = (generator.standard_normal(shape) * 4).astype(dtype)
+    data.reshape(-1, shape[-1])[-1, 1::3] = -np.inf  # some masked entries: -inf results
+    grad = generator.standard_normal(shape).astype(dtype)
+    wide = data.astype(np.float64)
+    exact = wide - wide.max(-1, keepdims=True)
+    exact -= np.log(np.exp(exact).sum(-1, keepdims=True))
+    x = torch.tensor(data, requires_grad=True)
+    expected = torch.log_softmax(x, -1)
+    (expected_grad,) = torch.autograd.grad(expected, x, torch.tensor(grad))
+    mine = autojit.tensor(data, requires_grad=True)
+    got = autojit.log_softmax(mine, -1)
+    (got_grad,) = autojit.autograd.grad(got, mine, autojit.tensor(grad))
+    assert type(got.grad_fn).__name__ == "LogSoftmaxBackward0"
+    finite = np.isfinite(exact)
+    assert (np.isneginf(got.detach().numpy()) == ~finite).all()
+    ulp = np.finfo(dtype).eps
+    scale = np.abs(exact[finite]).max()
+    np.testing.assert_allclose(got.detach().numpy()[finite], exact[finite], rtol=0,
+                               atol=4 * ulp * scale)
+    np.testing.assert_allclose(got.detach().numpy()[finite], expected.detach().numpy()[finite],
+                               rtol=0, atol=8 * ulp * scale)
+    # g - exp(y) sum(g): exp(-inf) is 0, so the masked entries' gradients are g itself
+    exact_grad = grad - np.exp(exact) * grad.astype(np.float64).sum(-1, keepdims=True)
+    size = np.abs(grad).sum(-1, keepdims=True).max()
+    np.testing.assert_allclose(got_grad.numpy(), exact_grad, rtol=0, atol=4 * ulp * size)
+    np.testing.assert_allclose(got_grad.numpy(), expected_grad.numpy(), rtol=0,
+                               atol=8 * ulp * size)
+
+
+def test_native_log_softmax_keeps_nan_and_inf_as_numpys_routine():
+    if not _native_softmax():
+        pytest.skip("no native softmax loop on this host")
+    from autojit.ops.nn import softmax
+
+    data = np.array([[1.0, np.nan, 2.0], [np.inf, 1.0, 2.0], [-np.inf, -np.inf, 0.5],
+                     [-np.inf] * 3], np.float32)
+    got = autojit.log_softmax(autojit.tensor(data), 1).numpy()
+    np.testing.assert_array_equal(got, torch.log_softmax(torch.tensor(data), 1).numpy())
+    native, softmax.NATIVE = softmax.NATIVE, None
+    try:  # NumPy's routine, the composite's calls
+        np.testing.assert_array_equal(got, autojit.log_softmax(autojit.tensor(data), 1).numpy())
+    finally:
+        softmax.NATIVE = native
 
 
 def test_native_rows_keep_nan_and_inf_as_numpys_max_does():

@@ -1,7 +1,7 @@
-"""The eager softmax and its backward over the last dim (ops/nn/softmax.py's routines) as one
-native loop over rows each, split over the cores: NumPy's max and sum along a short last dim
-cost about 100 ns a row, most of an attention softmax's time (docs/performance.md has the
-figures).
+"""The eager softmax, log_softmax and their backwards over the last dim (ops/nn/softmax.py's
+routines) as one native loop over rows each, split over the cores: NumPy's max and sum along a
+short last dim cost about 100 ns a row, most of an attention softmax's time, and a small
+batch's log_softmax is six NumPy calls (docs/performance.md has the figures).
 
 Per row of n elements (C-contiguous; the rows of a part one after another):
 
@@ -12,12 +12,15 @@ Per row of n elements (C-contiguous; the rows of a part one after another):
     safe softmax:      the same, but a row whose max is -inf (all -inf: attention's fully
                        masked rows) is zeros, where softmax gives NaN
     softmax_backward:  s = sum(grad * y) as above, out = y * (grad - s)
+    log_softmax:       m and s = sum(exp(x - m)) as softmax's, out = (x - m) - log(s)
+                       (log in the element type, of s rounded to it, as NumPy's routine)
+    log_softmax_backward: s = sum(grad) as above, out = grad - exp(y) * s
 
 The float64 accumulation is what compiled kernels do for float32 sums
 (docs/notes/accurate-numerics.md), so the values agree with them and with NumPy's pairwise
 sums to float32's rounding, not to the bit. A routine is `i32 f(ptr argument, i64 part)`, as
 the native workers call a part of a job (workers.py); its argument the words (x or grad,
-[y,] out, rows, n, parts, safe). The module of a dtype holds the three, compiled on first use
+[y,] out, rows, n, parts, safe). The module of a dtype holds the four, compiled on first use
 (or loaded from the kernel disk cache).
 """
 
@@ -32,7 +35,7 @@ _TYPES = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
 PARALLEL_ELEMENTS = 1 << 15
 _LANES = 8
 _UNROLL = 4  # accumulators of a row's reductions
-_NAMES = ("softmax", "softmax_backward")
+_NAMES = ("softmax", "softmax_backward", "log_softmax", "log_softmax_backward")
 _state: dict = {}  # dtype -> {name: address}, or None where none can be made
 
 
@@ -165,7 +168,7 @@ class _Routine:
         ir = self.ir
         b = self.b = ir.IRBuilder(self.function.append_basic_block("entry"))
         argument, part = self.function.args
-        backward = self.name == "softmax_backward"
+        backward = self.name.endswith("_backward")
         names = ("grad", "y", "out") if backward else ("x", "out")
         words = [b.load(b.gep(argument, [self.constant(index)], source_etype=self.i64),
                         typ=ir.PointerType() if index < len(names) else self.i64)
@@ -174,7 +177,9 @@ class _Routine:
         rows, n, parts, safe = words[len(names):]
         first = b.udiv(b.mul(part, rows), parts)
         last = b.udiv(b.mul(b.add(part, self.constant(1)), rows), parts)
-        row_body = self._backward_row if backward else self._forward_row
+        row_body = {"softmax": self._forward_row, "softmax_backward": self._backward_row,
+                    "log_softmax": self._log_forward_row,
+                    "log_softmax_backward": self._log_backward_row}[self.name]
         self.loop(first, last, 1, [],
                   lambda row, carried: row_body(row, n, pointers, safe) or [])
         b.ret(ir.Constant(self.i32, 0))
@@ -183,11 +188,9 @@ class _Routine:
         return self.b.gep(pointer, [self.b.mul(row, n)], inbounds=True,
                           source_etype=self.element)
 
-    def _forward_row(self, row, n, pointers, safe) -> None:
-        from . import mathlib
-
-        ir, b = self.ir, self.b
-        x, out = self._row(row, n, pointers["x"]), self._row(row, n, pointers["out"])
+    def _row_max(self, x, n):
+        """The row's maximum, NaN where any element is (NumPy's maximum)."""
+        ir = self.ir
         low = ir.Constant(self.vector, [float("-inf")] * _LANES)
         name = "f32" if self.element != self.double else "f64"
         lanes, tail = self.lanes(n, low, lambda left, right: self.intrinsic(
@@ -197,6 +200,25 @@ class _Routine:
                                  [lanes])
         (largest,) = self.loop(tail, n, 1, [largest], lambda j, acc: [
             self.intrinsic(f"llvm.maximum.{name}", self.element, [acc[0], self.load(x, j)])])
+        return largest
+
+    def _exponentials(self, x, out, n, largest) -> None:
+        """out = exp(x - largest) over the row (mathlib's exp, the code kernels run)."""
+        from . import mathlib
+
+        b = self.b
+
+        def exponential(j, acc):
+            shifted = b.fsub(self.load(x, j), largest)
+            return self.store(mathlib.emit_unary("exp", b, self.module, shifted, self.element),
+                              out, j)
+
+        self.loop(self.constant(0), n, 1, [], exponential)
+
+    def _forward_row(self, row, n, pointers, safe) -> None:
+        ir, b = self.ir, self.b
+        x, out = self._row(row, n, pointers["x"]), self._row(row, n, pointers["out"])
+        largest = self._row_max(x, n)
         masked = b.and_(b.icmp_signed("!=", safe, self.constant(0)),
                         b.fcmp_ordered("==", largest, ir.Constant(self.element,
                                                                   float("-inf"))))
@@ -209,13 +231,7 @@ class _Routine:
                   lambda j, acc: self.store(ir.Constant(self.element, 0.0), out, j))
         b.branch(joined)
         b.position_at_end(values)
-
-        def exponential(j, acc):
-            shifted = b.fsub(self.load(x, j), largest)
-            return self.store(mathlib.emit_unary("exp", b, self.module, shifted, self.element),
-                              out, j)
-
-        self.loop(self.constant(0), n, 1, [], exponential)
+        self._exponentials(x, out, n, largest)
         total = self.row_sum(n, lambda j: self.load_vector(out, j), lambda j: self.load(out, j))
         self.loop(self.constant(0), n, 1, [],
                   lambda j, acc: self.store(b.fdiv(self.load(out, j), total), out, j))
@@ -231,6 +247,33 @@ class _Routine:
         self.loop(self.constant(0), n, 1, [], lambda j, acc: self.store(
             b.fmul(self.load(y, j), b.fsub(self.load(grad, j), total)), out, j))
 
+    def _log_forward_row(self, row, n, pointers, safe) -> None:
+        from . import mathlib
+
+        b = self.b
+        x, out = self._row(row, n, pointers["x"]), self._row(row, n, pointers["out"])
+        largest = self._row_max(x, n)
+        self._exponentials(x, out, n, largest)  # out holds the exponentials until the end
+        total = self.row_sum(n, lambda j: self.load_vector(out, j), lambda j: self.load(out, j))
+        log_total = mathlib.emit_unary("log", b, self.module, total, self.element)
+        self.loop(self.constant(0), n, 1, [], lambda j, acc: self.store(
+            b.fsub(b.fsub(self.load(x, j), largest), log_total), out, j))
+
+    def _log_backward_row(self, row, n, pointers, safe) -> None:
+        from . import mathlib
+
+        b = self.b
+        grad, y, out = (self._row(row, n, pointers[key]) for key in ("grad", "y", "out"))
+        total = self.row_sum(n, lambda j: self.load_vector(grad, j),
+                             lambda j: self.load(grad, j))
+
+        def difference(j, acc):
+            exponential = mathlib.emit_unary("exp", b, self.module, self.load(y, j),
+                                             self.element)
+            return self.store(b.fsub(self.load(grad, j), b.fmul(exponential, total)), out, j)
+
+        self.loop(self.constant(0), n, 1, [], difference)
+
 
 def _functions(dtype: np.dtype):
     return workers.compiled_routines(_state, dtype, lambda: (
@@ -238,23 +281,27 @@ def _functions(dtype: np.dtype):
 
 
 def run(name: str, arrays: list, safe: bool = False):
-    """softmax(x) over the last dim (safe: a row of all -inf gives zeros), or
-    softmax_backward(grad, y), of C-contiguous arrays of one float dtype and shape with at
-    least one dim, into a new array; None where there is no routine."""
+    """softmax(x) or log_softmax(x) over the last dim (safe: a row of all -inf gives zeros
+    from softmax), or softmax_backward(grad, y) or log_softmax_backward(grad, y), of
+    C-contiguous arrays of one float dtype and shape with at least one dim, into a new array;
+    None where there is no routine."""
     first = arrays[0]
-    if first.dtype not in _TYPES:
-        return None
-    functions = _functions(first.dtype)
+    functions = _state.get(first.dtype)  # (read directly: small batches call this per step)
     if functions is None:
-        return None
+        if first.dtype not in _TYPES:
+            return None
+        functions = _functions(first.dtype)
+        if functions is None:
+            return None
     out = np.empty_like(first)
-    n = first.shape[-1]
-    rows = first.size // n if n else 0
-    native = workers.shared()
-    parts = native.parts if native is not None and first.size >= PARALLEL_ELEMENTS else 1
-    parts = max(1, min(parts, rows))
-    words = np.array([workers.data_address(array) for array in (*arrays, out)] +
-                     [rows, n, parts, int(safe)], np.int64)
-    function = functions[name]
-    workers.run_routine(native, function, words, parts, name)
+    size, n = first.size, first.shape[-1]
+    rows = size // n if n else 0
+    native, parts = None, 1
+    if size >= PARALLEL_ELEMENTS:
+        native = workers.shared()
+        if native is not None:
+            parts = max(1, min(native.parts, rows))
+    address = workers.data_address
+    words = np.array([*map(address, arrays), address(out), rows, n, parts, int(safe)], np.int64)
+    workers.run_routine(native, functions[name], words, parts, name)
     return out

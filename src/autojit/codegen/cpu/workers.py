@@ -462,15 +462,24 @@ def float_bits(value: float) -> int:
 def data_address(array: np.ndarray) -> int:
     """An ndarray's data pointer, read from the object where jit.py found NumPy's layout (a
     tenth of the time `array.ctypes.data` takes)."""
-    offset = _state.get("data offset")
-    if offset is None:
-        from . import jit as cpu
-
-        layout = cpu.layout()
-        offset = _state["data offset"] = layout[1] if layout is not None else 0
-    if offset and array.__class__ is np.ndarray:
-        return ctypes.c_void_p.from_address(id(array) + offset).value or 0
+    if _DATA_OFFSET and array.__class__ is np.ndarray:
+        return _read_pointer(id(array) + _DATA_OFFSET).value or 0
+    if _DATA_OFFSET is None:
+        _find_data_offset()
+        return data_address(array)
     return array.ctypes.data
+
+
+_read_pointer = ctypes.c_void_p.from_address
+_DATA_OFFSET: int | None = None  # where an ndarray holds its data pointer; 0: not found
+
+
+def _find_data_offset() -> None:
+    global _DATA_OFFSET
+    from . import jit as cpu
+
+    layout = cpu.layout()
+    _DATA_OFFSET = layout[1] if layout is not None else 0
 
 
 class Workers:
@@ -590,13 +599,21 @@ def compiled_routines(cache: dict, key, build, label: str) -> dict | None:
 def run_routine(native, function: int, words: np.ndarray, parts: int, what: str) -> None:
     """Run a job function `i32 part(ptr words, i64 index)` in `parts` parts on the workers
     `native` (on the calling thread where parts is 1); a nonzero status raises, naming
-    `what`."""
+    `what`. The eager routines call this on small arrays too, so its own cost is kept to a
+    few hundred nanoseconds: a ctypes function per routine, made once, and the words' address
+    read as data_address reads it."""
     if parts > 1:
-        status = native.run(function, words.ctypes.data, parts)
+        status = native.run(function, data_address(words), parts)
     else:
-        status = _ROUTINE_TYPE(function)(words.ctypes.data, 0)
+        call = _ROUTINE_CALLS.get(function)
+        if call is None:
+            call = _ROUTINE_CALLS[function] = _ROUTINE_TYPE(function)
+        status = call(data_address(words), 0)
     if status:
         raise RuntimeError(f"native {what} failed with status {status}")
+
+
+_ROUTINE_CALLS: dict = {}  # a routine's address -> its ctypes function
 
 
 def shared() -> Workers | None:

@@ -9,9 +9,9 @@ Decomposition (ops/lowering.py):
 - softmax and log_softmax run eagerly as one NumPy routine, the max, shift, exp, sum and
   divide (or log and subtract) of the composite, in place where the composite allocated a
   result per step, so the values are the composite's bits. Traced, they are that composite.
-  softmax and its backward over the last dim of row-major float32 and float64 arrays run as
-  one native loop over the rows instead (NATIVE: codegen/cpu/eager_softmax.py), whose sums
-  accumulate in float64 as compiled kernels' do: the composite's values to float32's
+  softmax, log_softmax and their backwards over the last dim of row-major float32 and float64
+  arrays run as one native loop over the rows instead (NATIVE: codegen/cpu/eager_softmax.py),
+  whose sums accumulate in float64 as compiled kernels' do: the composite's values to float32's
   rounding, not its bits.
 - safe_softmax is aten's _safe_softmax, attention's softmax: zeros in a row of all -inf
   (fully masked), where softmax gives NaN; one node, with softmax's backward formula.
@@ -168,6 +168,9 @@ def _safe_softmax_impl(x: np.ndarray, dim: int) -> np.ndarray:
 def _log_softmax_impl(x: np.ndarray, dim: int) -> np.ndarray:
     if x.shape[dim] == 0:
         return x.copy()
+    result = _native("log_softmax", (x,), dim)
+    if result is not None:
+        return result
     result = _shifted_array(x, dim)
     total = _sum(np.exp(result), axis=dim, keepdims=True)
     return np.subtract(result, np.log(total, out=total), out=result)
@@ -183,6 +186,9 @@ def _softmax_backward_impl(grad: np.ndarray, out: np.ndarray, dim: int) -> np.nd
 
 
 def _log_softmax_backward_impl(grad: np.ndarray, out: np.ndarray, dim: int) -> np.ndarray:
+    result = _native("log_softmax_backward", (grad, out), dim)
+    if result is not None:
+        return result
     total = _sum(grad, axis=dim, keepdims=True)
     result = np.exp(out)
     np.multiply(result, total, out=result)

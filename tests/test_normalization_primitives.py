@@ -1,7 +1,8 @@
 """layer_norm and layer_norm_backward, the normalization primitives with torch's backward formula
 (ops/nn/normalization.py), through nn.functional.layer_norm and group_norm.
 
-Eager forward values are the composite's bits; values, gradients to third order, forward-mode
+Eager forward values are the composite's bits (its native loop's within float32's rounding);
+values, gradients to third order, forward-mode
 tangents (also over reverse), vmap and the grad_fn name are torch's; compiled calls equal
 eager ones and their graphs hold the composite's primitives.
 """
@@ -36,7 +37,70 @@ def test_eager_forward_is_the_composites_bits(dtype, shape, count):
     centered = x - sum_(x, dims, keepdim=True) / size
     expected = centered * rsqrt(sum_(centered * centered, dims, keepdim=True) / size + 1e-5)
     got = autojit.nn.functional.layer_norm(x, shape[len(shape) - count:])
-    np.testing.assert_array_equal(got.numpy(), expected.numpy())
+    if not _native_norm():
+        np.testing.assert_array_equal(got.numpy(), expected.numpy())
+        return
+    # The native loop over rows (codegen/cpu/eager_norm.py) sums in float64: within float32's
+    # rounding of the composite, and at least as close to the exact values.
+    wide = x.numpy().astype(np.float64)
+    centered = wide - wide.mean(dims, keepdims=True)
+    exact = centered / np.sqrt((centered * centered).mean(dims, keepdims=True) + 1e-5)
+    ulp = np.finfo(dtype).eps
+    np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=0,
+                               atol=8 * ulp * np.abs(exact).max())
+    assert np.abs(got.numpy() - exact).max() <= np.abs(expected.numpy() - exact).max() + \
+        2 * ulp * np.abs(exact).max()
+
+
+def _native_norm() -> bool:
+    from autojit.ops.nn import normalization
+
+    return normalization.NATIVE is not None and normalization.NATIVE(
+        "layer_norm", [np.ones((1, 2), np.float32)], 1, 1e-5) is not None
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape, count", [((256, 128), 1), ((3, 1), 1), ((5, 7), 1),
+                                          ((2, 3, 31), 2), ((16, 40), 1),
+                                          ((600, 80), 1)])  # (600, 80): split over the cores
+def test_native_rows_give_torchs_layer_norm_and_backward(dtype, shape, count):
+    if not _native_norm():
+        pytest.skip("no native layer_norm loop on this host")
+    data = _payload(*shape, dtype=dtype, offset=2.0)
+    grad = _payload(*shape, dtype=dtype)
+    normalized = shape[len(shape) - count:]
+    dims = tuple(range(len(shape) - count, len(shape)))
+    wide = data.astype(np.float64)
+    centered = wide - wide.mean(dims, keepdims=True)
+    scale = 1 / np.sqrt((centered * centered).mean(dims, keepdims=True) + 1e-5)
+    exact = centered * scale
+    wide_grad = grad.astype(np.float64)
+    exact_grad = scale * (wide_grad - wide_grad.mean(dims, keepdims=True) - exact * (
+        wide_grad * exact).mean(dims, keepdims=True))
+    x = torch.tensor(data, requires_grad=True)
+    expected = torch.nn.functional.layer_norm(x, normalized)
+    (expected_grad,) = torch.autograd.grad(expected, x, torch.tensor(grad))
+    mine = autojit.tensor(data, requires_grad=True)
+    got = autojit.nn.functional.layer_norm(mine, normalized)
+    (got_grad,) = autojit.autograd.grad(got, mine, autojit.tensor(grad))
+    assert type(got.grad_fn).__name__ == "NativeLayerNormBackward0"
+    ulp = np.finfo(dtype).eps
+    for mine_value, torch_value, exact_value in ((got.detach(), expected, exact),
+                                                  (got_grad, expected_grad, exact_grad)):
+        size = np.abs(exact_value).max()
+        np.testing.assert_allclose(mine_value.numpy(), exact_value, rtol=0, atol=16 * ulp * size)
+        np.testing.assert_allclose(mine_value.numpy(), torch_value.detach().numpy(), rtol=0,
+                                   atol=32 * ulp * size)
+
+
+def test_native_rows_keep_nan_and_inf_as_torch():
+    if not _native_norm():
+        pytest.skip("no native layer_norm loop on this host")
+    data = np.array([[1.0, np.nan, 2.0], [np.inf, 1.0, 2.0], [3.0, 3.0, 3.0], [1.0, 2.0, 4.0]],
+                    np.float32)
+    got = autojit.nn.functional.layer_norm(autojit.tensor(data), (3,)).numpy()
+    expected = torch.nn.functional.layer_norm(torch.tensor(data), (3,)).numpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-6, equal_nan=True)
 
 
 def _normalized(library, function, x, affine, weight, bias):

@@ -7,7 +7,7 @@ through numba.cuda) backends. See docs/notes/cpu-codegen.md and docs/notes/cuda.
 from .. import config
 from ..compiler import backends
 from ..ops.elementwise import native_math
-from ..ops.nn import activations, batch_norm, convolution, softmax
+from ..ops.nn import activations, batch_norm, convolution, normalization, softmax
 
 backends.register("cpu", __name__ + ".backend")
 
@@ -65,6 +65,17 @@ def _native_softmax(name: str, arrays: list, safe: bool):
 
 
 softmax.NATIVE = _native_softmax
+
+
+def _native_norm(name: str, arrays: list, count: int, eps: float):
+    """The eager layer_norm routines over trailing dims as one native loop over the rows each
+    (cpu/eager_norm.py, imported on the first such call)."""
+    from .cpu import eager_norm
+
+    return eager_norm.run(name, arrays, count, eps)
+
+
+normalization.NATIVE = _native_norm
 
 
 def _threads_changed(count: int) -> None:

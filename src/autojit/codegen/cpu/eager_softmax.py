@@ -51,12 +51,17 @@ def _text(dtype: np.dtype) -> str:
 
     module = ir.Module(name=f"autojit_eager_softmax_{_TYPES[dtype]}")
     for name in _NAMES:
-        _Routine(module, name, dtype).build()
+        RowRoutine(module, name, dtype).build()
     return mathlib_trig.finish(str(module))
 
 
-class _Routine:
-    """The builder of one routine: a loop over the part's rows, each row's loops inside."""
+class RowRoutine:
+    """The builder of one routine: a loop over the part's rows, each row's loops inside, the
+    row's body the method `_<name>_row(row, n, pointers, flag)` (eager_norm.py's routines
+    are built on it too). Its words: the arrays' addresses (x, or grad and the second operand;
+    then out), then rows, n, parts and a last word, the flag."""
+
+    SECOND = "y"  # the name of a backward's second operand
 
     def __init__(self, module, name: str, dtype: np.dtype):
         from llvmlite import ir
@@ -169,19 +174,17 @@ class _Routine:
         b = self.b = ir.IRBuilder(self.function.append_basic_block("entry"))
         argument, part = self.function.args
         backward = self.name.endswith("_backward")
-        names = ("grad", "y", "out") if backward else ("x", "out")
+        names = ("grad", self.SECOND, "out") if backward else ("x", "out")
         words = [b.load(b.gep(argument, [self.constant(index)], source_etype=self.i64),
                         typ=ir.PointerType() if index < len(names) else self.i64)
                  for index in range(len(names) + 4)]
         pointers = dict(zip(names, words, strict=False))
-        rows, n, parts, safe = words[len(names):]
+        rows, n, parts, flag = words[len(names):]
         first = b.udiv(b.mul(part, rows), parts)
         last = b.udiv(b.mul(b.add(part, self.constant(1)), rows), parts)
-        row_body = {"softmax": self._forward_row, "softmax_backward": self._backward_row,
-                    "log_softmax": self._log_forward_row,
-                    "log_softmax_backward": self._log_backward_row}[self.name]
+        row_body = getattr(self, f"_{self.name}_row")
         self.loop(first, last, 1, [],
-                  lambda row, carried: row_body(row, n, pointers, safe) or [])
+                  lambda row, carried: row_body(row, n, pointers, flag) or [])
         b.ret(ir.Constant(self.i32, 0))
 
     def _row(self, row, n, pointer):
@@ -215,7 +218,7 @@ class _Routine:
 
         self.loop(self.constant(0), n, 1, [], exponential)
 
-    def _forward_row(self, row, n, pointers, safe) -> None:
+    def _softmax_row(self, row, n, pointers, safe) -> None:
         ir, b = self.ir, self.b
         x, out = self._row(row, n, pointers["x"]), self._row(row, n, pointers["out"])
         largest = self._row_max(x, n)
@@ -238,7 +241,7 @@ class _Routine:
         b.branch(joined)
         b.position_at_end(joined)
 
-    def _backward_row(self, row, n, pointers, safe) -> None:
+    def _softmax_backward_row(self, row, n, pointers, safe) -> None:
         b = self.b
         grad, y, out = (self._row(row, n, pointers[key]) for key in ("grad", "y", "out"))
         total = self.row_sum(
@@ -247,7 +250,7 @@ class _Routine:
         self.loop(self.constant(0), n, 1, [], lambda j, acc: self.store(
             b.fmul(self.load(y, j), b.fsub(self.load(grad, j), total)), out, j))
 
-    def _log_forward_row(self, row, n, pointers, safe) -> None:
+    def _log_softmax_row(self, row, n, pointers, safe) -> None:
         from . import mathlib
 
         b = self.b
@@ -259,7 +262,7 @@ class _Routine:
         self.loop(self.constant(0), n, 1, [], lambda j, acc: self.store(
             b.fsub(b.fsub(self.load(x, j), largest), log_total), out, j))
 
-    def _log_backward_row(self, row, n, pointers, safe) -> None:
+    def _log_softmax_backward_row(self, row, n, pointers, safe) -> None:
         from . import mathlib
 
         b = self.b
@@ -285,23 +288,36 @@ def run(name: str, arrays: list, safe: bool = False):
     from softmax), or softmax_backward(grad, y) or log_softmax_backward(grad, y), of
     C-contiguous arrays of one float dtype and shape with at least one dim, into a new array;
     None where there is no routine."""
+    return run_rows(_state, _functions, name, arrays, first_row_words(arrays), int(safe))
+
+
+def first_row_words(arrays: list) -> tuple:
+    """(rows, n) of row-major arrays whose rows are their last dim."""
     first = arrays[0]
-    functions = _state.get(first.dtype)  # (read directly: small batches call this per step)
+    n = first.shape[-1]
+    return (first.size // n if n else 0), n
+
+
+def run_rows(cache: dict, functions_of, name: str, arrays: list, shape: tuple, flag: int):
+    """Run the routine `name` of a RowRoutine module (functions_of(dtype), cached in `cache`
+    by dtype) over `shape` = (rows, n) of the C-contiguous `arrays`, of one float dtype, with
+    the last word `flag`, into a new array like the first; None where there is no routine."""
+    first = arrays[0]
+    functions = cache.get(first.dtype)  # (read directly: small batches call this per step)
     if functions is None:
         if first.dtype not in _TYPES:
             return None
-        functions = _functions(first.dtype)
+        functions = functions_of(first.dtype)
         if functions is None:
             return None
     out = np.empty_like(first)
-    size, n = first.size, first.shape[-1]
-    rows = size // n if n else 0
+    rows, n = shape
     native, parts = None, 1
-    if size >= PARALLEL_ELEMENTS:
+    if first.size >= PARALLEL_ELEMENTS:
         native = workers.shared()
         if native is not None:
             parts = max(1, min(native.parts, rows))
     address = workers.data_address
-    words = np.array([*map(address, arrays), address(out), rows, n, parts, int(safe)], np.int64)
+    words = np.array([*map(address, arrays), address(out), rows, n, parts, flag], np.int64)
     workers.run_routine(native, functions[name], words, parts, name)
     return out

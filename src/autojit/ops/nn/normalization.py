@@ -5,7 +5,10 @@ nn.functional's layer_norm and group_norm (nn/functional/norm.py) apply their af
 around it. Both primitives have a Decomposition (ops/lowering.py): eagerly each is one NumPy
 routine, the composite's calls with its temporaries reused, so a normalization is a dispatch
 and a few passes where the composite and its chain-rule backward took some twenty; traced,
-each is its composite, which the compiled kernels fuse.
+each is its composite, which the compiled kernels fuse. Over row-major float32 and float64
+arrays each runs as one native loop over the rows instead (NATIVE: codegen/cpu/eager_norm.py),
+whose sums accumulate in float64 as compiled kernels' do: the routine's values to float32's
+rounding, not its bits.
 
 The backward is torch's formula rather than the chain rule through the composite: with
 r = 1 / sqrt(var + eps), c = x - mean and n elements per row,
@@ -103,13 +106,41 @@ def normalization_backward_array(grad: np.ndarray, x: np.ndarray, axes: tuple,
     return np.subtract(result, centered, out=result)
 
 
+# Set by codegen (codegen/cpu/eager_norm.py, installed by codegen/__init__.py):
+# NATIVE(name, arrays, count, eps) -> layer_norm or layer_norm_backward over the last `count`
+# dims of C-contiguous float32 or float64 arrays as one native loop over the rows, or None
+# where there is none. NumPy's routine makes some ten passes over the array.
+NATIVE = None
+_NATIVE_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _native(name: str, arrays: tuple, count: int, eps: float):
+    """The native routine's result, or None where it does not apply (not row-major, another
+    dtype, operands of two dtypes, nothing to normalize, no routine)."""
+    first = arrays[0]
+    if NATIVE is None or first.dtype not in _NATIVE_DTYPES or not first.size or \
+            not 1 <= count <= first.ndim:  # (a count out of range: NumPy's calls raise)
+        return None
+    for array in arrays:
+        if not array.flags.c_contiguous or array.dtype != first.dtype or \
+                array.shape != first.shape:
+            return None
+    return NATIVE(name, list(arrays), count, eps)
+
+
 def _layer_norm_impl(x: np.ndarray, count: int, eps: float) -> np.ndarray:
+    result = _native("layer_norm", (x,), count, eps)
+    if result is not None:
+        return result
     centered, scale, _, _ = statistics_arrays(x, _trailing(x.ndim, count), eps)
     return np.multiply(centered, scale, out=centered)
 
 
 def _layer_norm_backward_impl(grad: np.ndarray, x: np.ndarray, count: int,
                               eps: float) -> np.ndarray:
+    result = _native("layer_norm_backward", (grad, x), count, eps)
+    if result is not None:
+        return result
     return normalization_backward_array(grad, x, _trailing(x.ndim, count), eps)
 
 

@@ -581,7 +581,7 @@ def compiled_routines(cache: dict, key, build, label: str) -> dict | None:
     """{name: address} of the native routines that `build()` -> (LLVM IR text, {name: symbol})
     describes, compiled (or loaded from the kernel disk cache under `label`) on the first ask
     of `key` and kept in `cache`; None where no native code can be made (no llvmlite). The
-    eager routines of eager_gelu.py, eager_softmax.py and eager_update.py."""
+    eager routines of eager_gelu.py, eager_softmax.py, eager_norm.py and eager_update.py."""
     found = cache.get(key, False)
     if found is False:
         try:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import workers
-from .eager_softmax import _LANES, _TYPES, RowRoutine, _symbol, run_rows
+from .eager_softmax import LANES, TYPES, RowRoutine, rows_of, run_rows, symbol
 
 _NAMES = ("layer_norm", "layer_norm_backward")
 _state: dict = {}  # dtype -> {name: address}, or None where none can be made
@@ -34,7 +34,7 @@ def _text(dtype: np.dtype) -> str:
 
     from .mathlib import trig as mathlib_trig
 
-    module = ir.Module(name=f"autojit_eager_norm_{_TYPES[dtype]}")
+    module = ir.Module(name=f"autojit_eager_norm_{TYPES[dtype]}")
     for name in _NAMES:
         _NormRoutine(module, name, dtype).build()
     return mathlib_trig.finish(str(module))
@@ -45,8 +45,8 @@ class _NormRoutine(RowRoutine):
 
     def splat(self, value):
         """A vector of `value` in each lane."""
-        vector = self.ir.Constant(self.vector, [0.0] * _LANES)
-        for lane in range(_LANES):
+        vector = self.ir.Constant(self.vector, [0.0] * LANES)
+        for lane in range(LANES):
             vector = self.b.insert_element(vector, value, self.constant(lane, self.i32))
         return vector
 
@@ -106,15 +106,11 @@ class _NormRoutine(RowRoutine):
 
 def _functions(dtype: np.dtype):
     return workers.compiled_routines(_state, dtype, lambda: (
-        _text(dtype), {name: _symbol(name, dtype) for name in _NAMES}), "eager-norm")
+        _text(dtype), {name: symbol(name, dtype) for name in _NAMES}), "eager-norm")
 
 
 def run(name: str, arrays: list, count: int, eps: float):
     """layer_norm(x) or layer_norm_backward(grad, x) over the last `count` dims of C-contiguous
     arrays of one float dtype and shape, into a new array; None where there is no routine."""
-    first = arrays[0]
-    n = 1
-    for size in first.shape[first.ndim - count:]:
-        n *= size
     flag = int(np.float64(eps).view(np.int64))
-    return run_rows(_state, _functions, name, arrays, (first.size // n if n else 0, n), flag)
+    return run_rows(_state, _functions, name, arrays, rows_of(arrays[0], count), flag)

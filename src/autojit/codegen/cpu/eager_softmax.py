@@ -30,17 +30,17 @@ import numpy as np
 
 from . import workers
 
-_TYPES = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
+TYPES = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
 # From this many elements a call is split over the cores (by whole rows).
 PARALLEL_ELEMENTS = 1 << 15
-_LANES = 8
+LANES = 8
 _UNROLL = 4  # accumulators of a row's reductions
 _NAMES = ("softmax", "softmax_backward", "log_softmax", "log_softmax_backward")
 _state: dict = {}  # dtype -> {name: address}, or None where none can be made
 
 
-def _symbol(name: str, dtype: np.dtype) -> str:
-    return f"autojit_eager_{name}_{_TYPES[dtype]}"
+def symbol(name: str, dtype: np.dtype) -> str:
+    return f"autojit_eager_{name}_{TYPES[dtype]}"
 
 
 def _text(dtype: np.dtype) -> str:
@@ -49,7 +49,7 @@ def _text(dtype: np.dtype) -> str:
 
     from .mathlib import trig as mathlib_trig
 
-    module = ir.Module(name=f"autojit_eager_softmax_{_TYPES[dtype]}")
+    module = ir.Module(name=f"autojit_eager_softmax_{TYPES[dtype]}")
     for name in _NAMES:
         RowRoutine(module, name, dtype).build()
     return mathlib_trig.finish(str(module))
@@ -69,13 +69,13 @@ class RowRoutine:
         self.ir, self.module, self.name = ir, module, name
         self.element = ir.FloatType() if dtype.itemsize == 4 else ir.DoubleType()
         self.double = ir.DoubleType()
-        self.vector = ir.VectorType(self.element, _LANES)
-        self.wide_vector = ir.VectorType(self.double, _LANES)
+        self.vector = ir.VectorType(self.element, LANES)
+        self.wide_vector = ir.VectorType(self.double, LANES)
         self.i64, self.i32 = ir.IntType(64), ir.IntType(32)
         self.align = dtype.itemsize
         self.function = ir.Function(module, ir.FunctionType(self.i32, [ir.PointerType(),
                                                                        self.i64]),
-                                    _symbol(name, dtype))
+                                    symbol(name, dtype))
         self.function.attributes.alignstack = 64  # spills of wide vectors stay aligned
 
     def constant(self, value, kind=None):
@@ -142,28 +142,28 @@ class RowRoutine:
         eight, from `initial`: four accumulators over blocks of 32 (a chain of one would wait
         on each combine's latency), then one over the blocks of eight left, folded in a fixed
         order; and the index where the elements left over start."""
-        b, step = self.b, _UNROLL * _LANES
+        b, step = self.b, _UNROLL * LANES
 
         def block(j, accumulators):
-            return [combine(accumulator, term_vector(b.add(j, self.constant(k * _LANES))))
+            return [combine(accumulator, term_vector(b.add(j, self.constant(k * LANES))))
                     for k, accumulator in enumerate(accumulators)]
 
         accumulators = self.loop(self.constant(0), n, step, [initial] * _UNROLL, block)
         first = b.mul(b.sdiv(n, self.constant(step)), self.constant(step))
-        (accumulators[0],) = self.loop(first, n, _LANES, [accumulators[0]], lambda j, acc: [
+        (accumulators[0],) = self.loop(first, n, LANES, [accumulators[0]], lambda j, acc: [
             combine(acc[0], term_vector(j))])
         folded = combine(combine(accumulators[0], accumulators[1]),
                          combine(accumulators[2], accumulators[3]))
-        return folded, b.mul(b.sdiv(n, self.constant(_LANES)), self.constant(_LANES))
+        return folded, b.mul(b.sdiv(n, self.constant(LANES)), self.constant(LANES))
 
     def row_sum(self, n, term_vector, term) -> object:
         """The float64 sum over the row of term(j) (term_vector(j): eight at once): lanes,
         then the lanes in order, then the elements left over, rounded to the element type."""
         ir, b = self.ir, self.b
-        zero = ir.Constant(self.wide_vector, [0.0] * _LANES)
+        zero = ir.Constant(self.wide_vector, [0.0] * LANES)
         lanes, tail = self.lanes(n, zero, b.fadd, lambda j: self.widen(term_vector(j)))
         total = ir.Constant(self.double, 0.0)
-        for lane in range(_LANES):  # in order: the same bits for any split into parts
+        for lane in range(LANES):  # in order: the same bits for any split into parts
             total = b.fadd(total, b.extract_element(lanes, self.constant(lane, self.i32)))
         (total,) = self.loop(tail, n, 1, [total],
                              lambda j, acc: [b.fadd(acc[0], self.widen(term(j)))])
@@ -194,12 +194,12 @@ class RowRoutine:
     def _row_max(self, x, n):
         """The row's maximum, NaN where any element is (NumPy's maximum)."""
         ir = self.ir
-        low = ir.Constant(self.vector, [float("-inf")] * _LANES)
+        low = ir.Constant(self.vector, [float("-inf")] * LANES)
         name = "f32" if self.element != self.double else "f64"
         lanes, tail = self.lanes(n, low, lambda left, right: self.intrinsic(
-            f"llvm.maximum.v{_LANES}{name}", self.vector, [left, right]),
+            f"llvm.maximum.v{LANES}{name}", self.vector, [left, right]),
             lambda j: self.load_vector(x, j))
-        largest = self.intrinsic(f"llvm.vector.reduce.fmaximum.v{_LANES}{name}", self.element,
+        largest = self.intrinsic(f"llvm.vector.reduce.fmaximum.v{LANES}{name}", self.element,
                                  [lanes])
         (largest,) = self.loop(tail, n, 1, [largest], lambda j, acc: [
             self.intrinsic(f"llvm.maximum.{name}", self.element, [acc[0], self.load(x, j)])])
@@ -280,7 +280,7 @@ class RowRoutine:
 
 def _functions(dtype: np.dtype):
     return workers.compiled_routines(_state, dtype, lambda: (
-        _text(dtype), {name: _symbol(name, dtype) for name in _NAMES}), "eager-softmax")
+        _text(dtype), {name: symbol(name, dtype) for name in _NAMES}), "eager-softmax")
 
 
 def run(name: str, arrays: list, safe: bool = False):
@@ -288,14 +288,15 @@ def run(name: str, arrays: list, safe: bool = False):
     from softmax), or softmax_backward(grad, y) or log_softmax_backward(grad, y), of
     C-contiguous arrays of one float dtype and shape with at least one dim, into a new array;
     None where there is no routine."""
-    return run_rows(_state, _functions, name, arrays, first_row_words(arrays), int(safe))
+    return run_rows(_state, _functions, name, arrays, rows_of(arrays[0], 1), int(safe))
 
 
-def first_row_words(arrays: list) -> tuple:
-    """(rows, n) of row-major arrays whose rows are their last dim."""
-    first = arrays[0]
-    n = first.shape[-1]
-    return (first.size // n if n else 0), n
+def rows_of(array: np.ndarray, count: int) -> tuple:
+    """(rows, n) of a row-major array whose rows are its last `count` dims flattened."""
+    n = 1
+    for size in array.shape[array.ndim - count:]:
+        n *= size
+    return (array.size // n if n else 0), n
 
 
 def run_rows(cache: dict, functions_of, name: str, arrays: list, shape: tuple, flag: int):
@@ -305,7 +306,7 @@ def run_rows(cache: dict, functions_of, name: str, arrays: list, shape: tuple, f
     first = arrays[0]
     functions = cache.get(first.dtype)  # (read directly: small batches call this per step)
     if functions is None:
-        if first.dtype not in _TYPES:
+        if first.dtype not in TYPES:
             return None
         functions = functions_of(first.dtype)
         if functions is None:

@@ -22,6 +22,7 @@ import numpy as np
 
 from . import disk_cache, native_loader
 from .llvm import host as llvm_host
+from .workers import data_address
 
 _CALL = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
 _DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
@@ -123,5 +124,5 @@ def unary(name: str, x: np.ndarray, out: np.ndarray | None = None):
         return None
     if out is None:
         out = np.empty_like(x)
-    function(x.ctypes.data, out.ctypes.data, x.size)
+    function(data_address(x), data_address(out), x.size)
     return out

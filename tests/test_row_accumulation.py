@@ -26,9 +26,15 @@ def _values(shape, dtype):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.complex64, np.int64,
                                    np.int8])
 @pytest.mark.parametrize("spread", ["uniform", "skewed", "one row"])
-def test_rounds_give_np_add_at_bits(dtype, spread, monkeypatch):
-    # Rounds for sizes that would take np.add.at (a small one costs less so): their bits too.
+@pytest.mark.parametrize("native", [False, True])
+def test_rounds_give_np_add_at_bits(dtype, spread, native, monkeypatch):
+    # Rounds for sizes that would take np.add.at (a small one costs less so): their bits too;
+    # and the native loop where codegen has one for the dtype (float32, float64, int64).
     monkeypatch.setattr(row_accumulation, "_MIN_ELEMENTS", 0)
+    if not native:
+        monkeypatch.setattr(row_accumulation, "NATIVE", None)
+    elif row_accumulation.NATIVE is None:
+        pytest.skip("no native loop on this host")
     for _ in range(6):
         rows = int(rng.integers(1, 70))
         count = int(rng.integers(1, 1500))
@@ -66,6 +72,7 @@ def test_rounds_are_taken_for_an_embedding_gradient(monkeypatch):
     expected = out.copy()
     np.add.at(expected, index, values)
     monkeypatch.setattr(row_accumulation, "np", _NumpyWithoutAddAt())
+    monkeypatch.setattr(row_accumulation, "NATIVE", None)  # the rounds, not the native loop
     assert row_accumulation.add_rows(out, index, values).tobytes() == expected.tobytes()
     assert not row_accumulation.worth_rounds(100000, 1, 200)
     assert not row_accumulation.worth_rounds(1024, 128, 1024)
@@ -118,3 +125,22 @@ def test_an_index_below_minus_the_rows_is_an_error_not_a_wrapped_row():
     with pytest.raises(IndexError):
         INDEX_PUT.impl(x, np.ones((3, 16), np.float32), np.array([[1, 5, 2]]), dims=(0,),
                        accumulate=True)
+
+
+def test_the_native_loop_runs_for_its_dtypes_and_layouts(monkeypatch):
+    if row_accumulation.NATIVE is None:
+        pytest.skip("no native loop on this host")
+    monkeypatch.setattr(row_accumulation, "np", _NumpyWithoutAddAt())  # np.add.at never runs
+    for dtype in (np.float32, np.float64, np.int32, np.int64):
+        out = _values((7, 3, 5), dtype)
+        index = rng.integers(0, 7, 40)
+        values = _values((40, 3, 5), dtype)[:, :, ::-1]  # a strided operand is copied first
+        expected = out.copy()
+        np.add.at(expected, index, values)
+        assert row_accumulation.add_rows(out, index.astype(np.int32), values).tobytes() == \
+            expected.tobytes()
+    # another dtype or a strided target: False, and the caller's own ways run
+    assert not row_accumulation.NATIVE(np.zeros((3, 4), np.float16), np.array([0]),
+                                       np.ones((1, 4), np.float16))
+    assert not row_accumulation.NATIVE(np.zeros((3, 8), np.float32)[:, ::2], np.array([0]),
+                                       np.ones((1, 4), np.float32))

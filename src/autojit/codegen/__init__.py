@@ -7,6 +7,7 @@ through numba.cuda) backends. See docs/notes/cpu-codegen.md and docs/notes/cuda.
 from .. import config
 from ..compiler import backends
 from ..ops.elementwise import native_math
+from ..ops.indexing import row_accumulation
 from ..ops.nn import activations, batch_norm, convolution, normalization, softmax
 
 backends.register("cpu", __name__ + ".backend")
@@ -76,6 +77,17 @@ def _native_norm(name: str, arrays: list, count: int, eps: float):
 
 
 normalization.NATIVE = _native_norm
+
+
+def _native_add_rows(out, index, values) -> bool:
+    """The eager accumulating index_put's rows added by the compiled plans' native loop
+    (cpu/rows.py, imported on the first such call)."""
+    from .cpu import rows
+
+    return rows.add_rows(out, index, values)
+
+
+row_accumulation.NATIVE = _native_add_rows
 
 
 def _threads_changed(count: int) -> None:

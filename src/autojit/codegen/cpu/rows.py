@@ -144,6 +144,30 @@ def function(kind: str, dtype=None) -> int | None:
     return address
 
 
+def add_rows(out: np.ndarray, index: np.ndarray, values: np.ndarray) -> bool:
+    """out[index[j]] += values[j] for j in order, by the add routine, for the eager accumulating
+    index_put (ops/indexing/row_accumulation.py); the index 1-D and in range (negatives
+    wrapped), values of shape (len(index), *out.shape[1:]) and out's dtype. False where there
+    is no routine (another dtype, a strided out, no LLVM)."""
+    if out.__class__ is not np.ndarray or not out.flags.c_contiguous or \
+            values.dtype != out.dtype or out.dtype not in _ADD_TYPES:
+        return False
+    try:
+        address = function("add", out.dtype)
+    except ImportError:  # no llvmlite
+        return False
+    if address is None:
+        return False
+    from .workers import data_address, run_routine
+
+    values = np.ascontiguousarray(values)
+    index = np.ascontiguousarray(index, np.int64)
+    words = np.array([data_address(out), data_address(values), data_address(index),
+                      index.shape[0], out.size // out.shape[0], out.shape[0]], np.int64)
+    run_routine(None, address, words, 1, "accumulation of rows")
+    return True
+
+
 def call(address: int, words: np.ndarray) -> int:
     """Run one of the functions on its words (an int64 array) from Python; its status."""
     return _CALL(address)(words.ctypes.data, 0)

@@ -9,7 +9,9 @@ gradient of 1024 rows of 128 float32 into 65 took 1.14 ms in the eager transform
 once, so each destination row still takes its values one at a time in their order, as np.add.at
 does and as the compiled step does (codegen/cpu/rows.py). That costs one vectorized add per
 round, so it is used only where the deepest index repeats far fewer times than there are rows
-(`worth_rounds`): the embedding gradient above takes 0.14 ms.
+(`worth_rounds`): the embedding gradient above takes 0.14 ms. Where codegen has the compiled
+plans' native loop for the dtype (codegen/cpu/rows.py: float32, float64, int32 and int64),
+`add_rows` runs it instead, the same additions in the same order in one call.
 """
 
 from __future__ import annotations
@@ -27,6 +29,13 @@ _ROWS_PER_ROUND = 8
 _MIN_ELEMENTS = 8192
 
 
+# Set by codegen (codegen/cpu/rows.py's `add_rows`, installed by codegen/__init__.py):
+# NATIVE(out, index, values) -> True where it added the rows natively, one element at a time
+# in index order (np.add.at's bits), False where it has no routine (another dtype or layout,
+# no LLVM).
+NATIVE = None
+
+
 def worth_rounds(rows: int, row: int, depth: int) -> bool:
     """Whether adding `rows` rows of `row` elements, at most `depth` of them into any one
     destination, is cheaper in rounds than by np.add.at."""
@@ -39,6 +48,8 @@ def add_rows(out: np.ndarray, index: np.ndarray, values: np.ndarray) -> np.ndarr
     where rounds would not pay (`worth_rounds`)."""
     count = index.shape[0]
     if count == 0:
+        return out
+    if NATIVE is not None and NATIVE(out, index, values):
         return out
     if not worth_rounds(count, values[0].size, 1):  # too small or narrow for any depth
         np.add.at(out, index, values)

@@ -13,6 +13,9 @@ the native runner's operations do (codegen/schedule/row_steps.py's IndexedRowsSt
   values row i, one element at a time in the order of i, which is the order NumPy's
   `np.add.at` (the op's impl) adds repeated indices in, so sums agree to the last bit.
 
+The eager accumulating index_put runs add too (`add_rows`, through
+ops/indexing/row_accumulation.py's NATIVE slot), for the same bits in one call.
+
 An index below 0 counts from the end once (as NumPy's); one outside the rows returns the
 index error of llvm_expression.ERRORS, before anything is written for it. The plan's
 check_index node has reported such an index already; this keeps memory safe regardless.

@@ -35,6 +35,8 @@ def test_rounds_give_np_add_at_bits(dtype, spread, native, monkeypatch):
         monkeypatch.setattr(row_accumulation, "NATIVE", None)
     elif row_accumulation.NATIVE is None:
         pytest.skip("no native loop on this host")
+    else:
+        monkeypatch.setattr(row_accumulation, "_NATIVE_ELEMENTS", 0)
     for _ in range(6):
         rows = int(rng.integers(1, 70))
         count = int(rng.integers(1, 1500))
@@ -133,8 +135,8 @@ def test_the_native_loop_runs_for_its_dtypes_and_layouts(monkeypatch):
     monkeypatch.setattr(row_accumulation, "np", _NumpyWithoutAddAt())  # np.add.at never runs
     for dtype in (np.float32, np.float64, np.int32, np.int64):
         out = _values((7, 3, 5), dtype)
-        index = rng.integers(0, 7, 40)
-        values = _values((40, 3, 5), dtype)[:, :, ::-1]  # a strided operand is copied first
+        index = rng.integers(0, 7, 100)
+        values = _values((100, 3, 5), dtype)[:, :, ::-1]  # a strided operand is copied first
         expected = out.copy()
         np.add.at(expected, index, values)
         assert row_accumulation.add_rows(out, index.astype(np.int32), values).tobytes() == \

@@ -22,23 +22,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import workers
-from .eager_softmax import LANES, TYPES, RowRoutine, rows_of, run_rows, symbol
+from .eager_softmax import LANES, RowRoutine, routines, rows_of, run_rows
 
 _NAMES = ("layer_norm", "layer_norm_backward")
 _state: dict = {}  # dtype -> {name: address}, or None where none can be made
-
-
-def _text(dtype: np.dtype) -> str:
-    """The module of the routines for `dtype`."""
-    from llvmlite import ir
-
-    from .mathlib import trig as mathlib_trig
-
-    module = ir.Module(name=f"autojit_eager_norm_{TYPES[dtype]}")
-    for name in _NAMES:
-        _NormRoutine(module, name, dtype).build()
-    return mathlib_trig.finish(str(module))
 
 
 class _NormRoutine(RowRoutine):
@@ -106,8 +93,7 @@ class _NormRoutine(RowRoutine):
 
 
 def _functions(dtype: np.dtype):
-    return workers.compiled_routines(_state, dtype, lambda: (
-        _text(dtype), {name: symbol(name, dtype) for name in _NAMES}), "eager-norm")
+    return routines(_state, dtype, _NormRoutine, _NAMES, "eager-norm")
 
 
 def run(name: str, arrays: list, count: int, eps: float):

@@ -43,18 +43,6 @@ def symbol(name: str, dtype: np.dtype) -> str:
     return f"autojit_eager_{name}_{TYPES[dtype]}"
 
 
-def _text(dtype: np.dtype) -> str:
-    """The module of the routines for `dtype`."""
-    from llvmlite import ir
-
-    from .mathlib import trig as mathlib_trig
-
-    module = ir.Module(name=f"autojit_eager_softmax_{TYPES[dtype]}")
-    for name in _NAMES:
-        RowRoutine(module, name, dtype).build()
-    return mathlib_trig.finish(str(module))
-
-
 class RowRoutine:
     """The builder of one routine: a loop over the part's rows, each row's loops inside, the
     row's body the method `_<name>_row(row, n, pointers, flag)` (eager_norm.py's routines
@@ -278,9 +266,25 @@ class RowRoutine:
         self.loop(self.constant(0), n, 1, [], difference)
 
 
+def routines(cache: dict, dtype: np.dtype, routine: type, names: tuple, label: str):
+    """{name: address} of the routines `names` of dtype, each built by the RowRoutine class
+    `routine` into one module, compiled once (or loaded from the kernel disk cache under
+    `label`) and kept in `cache`; None where no native code can be made."""
+    def build():
+        from llvmlite import ir
+
+        from .mathlib import trig as mathlib_trig
+
+        module = ir.Module(name=f"autojit_{label.replace('-', '_')}_{TYPES[dtype]}")
+        for name in names:
+            routine(module, name, dtype).build()
+        return mathlib_trig.finish(str(module)), {name: symbol(name, dtype) for name in names}
+
+    return workers.compiled_routines(cache, dtype, build, label)
+
+
 def _functions(dtype: np.dtype):
-    return workers.compiled_routines(_state, dtype, lambda: (
-        _text(dtype), {name: symbol(name, dtype) for name in _NAMES}), "eager-softmax")
+    return routines(_state, dtype, RowRoutine, _NAMES, "eager-softmax")
 
 
 def run(name: str, arrays: list, safe: bool = False):

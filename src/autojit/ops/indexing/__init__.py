@@ -178,9 +178,6 @@ def _add_rows_at(out, values, index):
         if _least(rows) < 0:  # out of range: np.add.at raises NumPy's IndexError
             np.add.at(out, index, values)
             return out
-    if rows.size and _most(rows) >= out.shape[0]:  # out of range: np.add.at raises
-        np.add.at(out, index, values)
-        return out
     shape = index.shape + out.shape[1:]
     if values.shape != shape:  # (np.broadcast_to's checks cost more than a small add)
         values = np.broadcast_to(values, shape)

@@ -53,7 +53,9 @@ def add_rows(out: np.ndarray, index: np.ndarray, values: np.ndarray) -> np.ndarr
     count = index.shape[0]
     if count == 0:
         return out
-    if NATIVE is not None and values.size >= _NATIVE_ELEMENTS and NATIVE(out, index, values):
+    # (an index past the rows goes on to np.add.at or the rounds, which raise NumPy's error)
+    if NATIVE is not None and values.size >= _NATIVE_ELEMENTS and \
+            np.maximum.reduce(index) < out.shape[0] and NATIVE(out, index, values):
         return out
     if not worth_rounds(count, values[0].size, 1):  # too small or narrow for any depth
         np.add.at(out, index, values)

@@ -118,6 +118,51 @@ def test_every_reduction_matches_torch(reduction):
                                [a_theirs, b_theirs], message=name)
 
 
+# Every functional loss that takes torch's deprecated (size_average, reduce) pair, with its
+# operands: the pair picks the reduction, with torch's warning (F.cross_entropy(x, t,
+# reduce=False) once gave the mean).
+LEGACY_LOSSES = {
+    "cross_entropy": lambda L, x, y: (x, L.tensor(CLASSES)),
+    "nll_loss": lambda L, x, y: (L.nn.functional.log_softmax(x, 1), L.tensor(CLASSES)),
+    "mse_loss": lambda L, x, y: (x, y),
+    "l1_loss": lambda L, x, y: (x, y),
+    "smooth_l1_loss": lambda L, x, y: (x, y),
+    "binary_cross_entropy": lambda L, x, y: (L.sigmoid(x), L.sigmoid(y)),
+    "binary_cross_entropy_with_logits": lambda L, x, y: (x, L.sigmoid(y)),
+    "kl_div": lambda L, x, y: (x, L.sigmoid(y)),
+    "poisson_nll_loss": lambda L, x, y: (x, L.sigmoid(y)),
+    "soft_margin_loss": lambda L, x, y: (x, L.tensor(SIGNS_2D)),
+    "multilabel_soft_margin_loss": lambda L, x, y: (x, L.tensor(LABELS)),
+    "hinge_embedding_loss": lambda L, x, y: (x, L.tensor(SIGNS_2D)),
+    "multi_margin_loss": lambda L, x, y: (x, L.tensor(CLASSES)),
+    "multilabel_margin_loss": lambda L, x, y: (x, L.tensor(MULTI_LABELS)),
+    "margin_ranking_loss": lambda L, x, y: (x[:, 0], y[:, 0], L.tensor(SIGNS)),
+    "cosine_embedding_loss": lambda L, x, y: (x, y, L.tensor(SIGNS)),
+    "triplet_margin_loss": lambda L, x, y: (x, y, x * 0.5),
+}
+
+
+@pytest.mark.parametrize("legacy", [{"reduce": False}, {"size_average": False},
+                                    {"size_average": False, "reduce": True},
+                                    {"size_average": True, "reduce": False}])
+@pytest.mark.parametrize("name", sorted(LEGACY_LOSSES))
+def test_legacy_size_average_and_reduce_pick_torchs_reduction(name, legacy):
+    (x_mine, y_mine), (x_theirs, y_theirs) = leaves(torch, X, Y)
+    operands_mine = LEGACY_LOSSES[name](autojit, x_mine, y_mine)
+    operands_theirs = LEGACY_LOSSES[name](torch, x_theirs, y_theirs)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out_mine = getattr(nn.functional, name)(*operands_mine, **legacy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        out_theirs = getattr(torch.nn.functional, name)(*operands_theirs, **legacy)
+    assert tuple(out_mine.shape) == tuple(out_theirs.shape), name
+    assert any("size_average and reduce args will be deprecated" in str(w.message)
+               for w in caught), name
+    compare_with_gradients(torch, out_mine, out_theirs, [x_mine, y_mine], [x_theirs, y_theirs],
+                           message=name)
+
+
 def test_normalize_and_one_hot_match_torch():
     for p, dim in [(2.0, 1), (1.0, 0), (3.0, -1)]:
         (x_mine,), (x_theirs,) = leaves(torch, np.vstack([X, np.zeros((1, 5))]))

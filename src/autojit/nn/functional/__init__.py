@@ -79,6 +79,7 @@ from .channel_dropout import (  # noqa: F401 - re-exported names
     dropout3d,
     feature_alpha_dropout,
 )
+from .common import legacy_reduction as _legacy_reduction
 from .conv import conv1d, conv2d  # noqa: F401 - re-exported names
 
 # ---- distances, one_hot and the distribution, margin and embedding losses ----
@@ -229,6 +230,7 @@ def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None,  # n
              ignore_index: int = -100, reduce=None, reduction: str = "mean") -> Tensor:
     """The negative log-likelihood of class-index targets, given log-probabilities
     (ops/nn/nll_loss.py)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_float("nll_loss", input)
     _check_reduction(reduction)
     _, classes = _class_layout("nll_loss", input, target)
@@ -280,6 +282,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
                   ignore_index: int = -100, reduce=None, reduction: str = "mean",
                   label_smoothing: float = 0.0) -> Tensor:
     """log_softmax over the class dim, then nll_loss (class indices) or -sum(p * logq)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_float("cross_entropy", input)
     _check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
@@ -356,6 +359,7 @@ def _warn_size(input: Tensor, target: Tensor) -> None:  # noqa: A002
 def mse_loss(input: Tensor, target, size_average=None, reduce=None,  # noqa: A002
              reduction: str = "mean", weight=None) -> Tensor:
     """The mean (or sum) of squared differences."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_float("mse_loss", input)
     _check_reduction(reduction)
     target = _as_operand(target)
@@ -372,6 +376,7 @@ def l1_loss(input: Tensor, target, size_average=None, reduce=None,  # noqa: A002
             reduction: str = "mean", weight=None) -> Tensor:
     """The mean (or sum) of absolute differences; with `weight` (input's shape), each
     difference weighted and a mean divided by the weights' sum, as torch's."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_float("l1_loss", input, complex=True)
     _check_reduction(reduction)
     target = _as_operand(target)
@@ -392,6 +397,7 @@ def binary_cross_entropy(input: Tensor, target, weight=None, size_average=None, 
                          reduce=None, reduction: str = "mean") -> Tensor:
     """-w (t log p + (1 - t) log(1 - p)), with each log clamped at -100 as torch does; the
     gradient is w (p - t) / max(p (1 - p), 1e-12), finite at p = 0 and 1."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_float("binary_cross_entropy", input)
     _check_reduction(reduction)
     target = _as_operand(target)
@@ -419,6 +425,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target, weight=None,  # noqa
                                      size_average=None, reduce=None, reduction: str = "mean",
                                      pos_weight=None) -> Tensor:
     """BCE on sigmoid(x) in the stable form (1 - t) x - (1 + (pos_weight - 1) t) logsigmoid(x)."""
+    reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_float("binary_cross_entropy_with_logits", input)
     _check_reduction(reduction)
     target = _as_operand(target)

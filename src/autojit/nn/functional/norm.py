@@ -24,6 +24,7 @@ from ...ops.nn.batch_norm import batch_norm_training, batch_statistics, running_
 from ...ops.nn.normalization import normalize_trailing
 from ...ops.reduction import sum_
 from ...tensor.tensor import Tensor
+from .common import legacy_reduction
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -201,6 +202,7 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
 def smooth_l1_loss(input: Tensor, target: Tensor, size_average=None,  # noqa: A002
                    reduce=None, reduction: str = "mean", beta: float = 1.0) -> Tensor:
     """0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target)."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
     difference = _loss_operands("smooth_l1_loss", input, target, reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")

@@ -4,6 +4,8 @@ fusion schedule and step plan (schedule/), and the CPU (cpu/, through LLVM) and 
 through numba.cuda) backends. See docs/notes/cpu-codegen.md and docs/notes/cuda.md.
 """
 
+import importlib
+
 from .. import config
 from ..compiler import backends
 from ..ops.elementwise import native_math
@@ -13,81 +15,47 @@ from ..ops.nn import activations, batch_norm, convolution, normalization, softma
 backends.register("cpu", __name__ + ".backend")
 
 
-def _native_convolution(kind: str, first, second, attrs: dict):
-    """The convolution primitives' eager products, natively (cpu/convolution/__init__.py; imported
-    on the first convolution, so that `import autojit` stays light)."""
-    from .cpu import convolution as native
+def _installed(owner, module: str, function: str, doc: str):
+    """Set owner.NATIVE to a first call that imports cpu/<module>.py (on first use, so that
+    `import autojit` stays light), puts its `function` in the slot itself and calls it: the
+    later calls reach the routine directly, without an import statement's lookup each
+    (half a microsecond, on eager routines that take a few)."""
+    def first_call(*arguments):
+        target = getattr(importlib.import_module(f"{__name__}.cpu.{module}"), function)
+        if owner.NATIVE is first_call:
+            owner.NATIVE = target
+        return target(*arguments)
 
-    return native.eager(kind, first, second, attrs)
-
-
-convolution.NATIVE = _native_convolution
-
-
-def _native_channels(name: str, elements: list, channels: list):
-    """The eager batch norm routines' elementwise passes as native loops (cpu/channels.py,
-    imported on the first call, so that `import autojit` stays light)."""
-    from .cpu import channels as native
-
-    return native.run(name, elements, channels)
+    first_call.__doc__ = doc
+    first_call.__qualname__ = first_call.__name__ = f"native_{module}"
+    owner.NATIVE = first_call
+    return first_call
 
 
-batch_norm.NATIVE = _native_channels
-
-
-def _native_math(name: str, x, out):
-    """The eager impls' exp, tanh, erf, ... of large arrays as native loops (cpu/eager_math.py,
-    imported on the first such call, so that `import autojit` stays light)."""
-    from .cpu import eager_math
-
-    return eager_math.unary(name, x, out)
-
-
-native_math.NATIVE = _native_math
-
-
-def _native_gelu(name: str, arrays: list):
-    """The eager gelu routines of large arrays as one native loop each (cpu/eager_gelu.py,
-    imported on the first such call, so that `import autojit` stays light)."""
-    from .cpu import eager_gelu
-
-    return eager_gelu.run(name, arrays)
-
-
-activations.NATIVE = _native_gelu
-
-
-def _native_softmax(name: str, arrays: list, safe: bool):
-    """The eager softmax routines over a last dim as one native loop over the rows each
-    (cpu/eager_softmax.py, imported on the first such call)."""
-    from .cpu import eager_softmax
-
-    return eager_softmax.run(name, arrays, safe)
-
-
-softmax.NATIVE = _native_softmax
-
-
-def _native_norm(name: str, arrays: list, count: int, eps: float):
-    """The eager layer_norm routines over trailing dims as one native loop over the rows each
-    (cpu/eager_norm.py, imported on the first such call)."""
-    from .cpu import eager_norm
-
-    return eager_norm.run(name, arrays, count, eps)
-
-
-normalization.NATIVE = _native_norm
-
-
-def _native_add_rows(out, index, values) -> bool:
-    """The eager accumulating index_put's rows added by the compiled plans' native loop
-    (cpu/rows.py, imported on the first such call)."""
-    from .cpu import rows
-
-    return rows.add_rows(out, index, values)
-
-
-row_accumulation.NATIVE = _native_add_rows
+_native_convolution = _installed(
+    convolution, "convolution", "eager",
+    "The convolution primitives' eager products, natively (cpu/convolution/__init__.py).")
+_native_channels = _installed(
+    batch_norm, "channels", "run",
+    "The eager batch norm routines' elementwise passes as native loops (cpu/channels.py).")
+_native_math = _installed(
+    native_math, "eager_math", "unary",
+    "The eager impls' exp, tanh, erf, ... of large arrays as native loops (cpu/eager_math.py).")
+_native_gelu = _installed(
+    activations, "eager_gelu", "run",
+    "The eager gelu routines of large arrays as one native loop each (cpu/eager_gelu.py).")
+_native_softmax = _installed(
+    softmax, "eager_softmax", "run",
+    "The eager softmax routines over a last dim as one native loop over the rows each "
+    "(cpu/eager_softmax.py).")
+_native_norm = _installed(
+    normalization, "eager_norm", "run",
+    "The eager layer_norm routines over trailing dims as one native loop over the rows each "
+    "(cpu/eager_norm.py).")
+_native_add_rows = _installed(
+    row_accumulation, "rows", "add_rows",
+    "The eager accumulating index_put's rows added by the compiled plans' native loop "
+    "(cpu/rows.py).")
 
 
 def _threads_changed(count: int) -> None:

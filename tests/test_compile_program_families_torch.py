@@ -431,3 +431,45 @@ def notebook_globals(torch, wrap, namespace: dict):
                          ids=["no_name", "main"])
 def test_a_global_changed_by_a_later_notebook_cell(namespace):
     run_three(lambda torch, wrap: notebook_globals(torch, wrap, namespace))
+
+
+# ---- losses reduced by torch's deprecated size_average and reduce ----------------------------
+
+def legacy_reductions(torch, wrap, reduce, size_average):
+    model = linear(torch, 3, 4)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    F = torch.nn.functional
+    weights = torch.tensor([1.0, 0.5, 2.0, 0.25], dtype=torch.float64)
+
+    def step(x, labels, y):
+        opt.zero_grad()
+        out = model(x)
+        terms = (F.cross_entropy(out, labels, reduce=reduce, size_average=size_average),
+                 F.mse_loss(out, y, reduce=reduce, size_average=size_average),
+                 F.smooth_l1_loss(out, y, reduce=reduce, size_average=size_average),
+                 F.binary_cross_entropy_with_logits(out, y.sigmoid(), reduce=reduce,
+                                                    size_average=size_average))
+        # per-sample losses (reduce=False) weighted by sample; reduced ones scaled alike
+        loss = sum((term * weights[: term.shape[0]].reshape(-1, *[1] * (term.ndim - 1))).sum()
+                   if term.ndim else term * 0.5 for term in terms)
+        loss.backward()
+        opt.step()
+        return [term.detach() for term in terms]
+
+    step = wrap(step)
+    seen = []
+    rng = np.random.default_rng(5)
+    for _ in range(3):
+        x = torch.tensor(rng.standard_normal((4, 3)))
+        labels = torch.tensor(rng.integers(0, 4, 4))
+        y = torch.tensor(rng.standard_normal((4, 4)))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # torch's deprecation warning
+            seen.append(_plain([step(x, labels, y), model.weight, model.bias]))
+    return seen
+
+
+@pytest.mark.parametrize("reduce, size_average", [(False, None), (None, False), (True, True)],
+                         ids=["none", "sum", "mean"])
+def test_losses_reduced_by_legacy_size_average_and_reduce(reduce, size_average):
+    run_three(lambda torch, wrap: legacy_reductions(torch, wrap, reduce, size_average))

@@ -45,10 +45,9 @@ def test_hooks_are_installed_at_import():
     from autojit import codegen, config
 
     assert codegen._threads_changed in config.THREAD_LISTENERS
-    from autojit.ops.nn import convolution
-
     from autojit.codegen.cpu import convolution as native_convolution
     from autojit.codegen.cpu import eager_math
+    from autojit.ops.nn import convolution
 
     # the first call's import puts the routine itself in the slot (codegen/__init__.py)
     assert convolution.NATIVE in (codegen._native_convolution, native_convolution.eager)

@@ -220,11 +220,25 @@ def _error(function, lib):
     lambda lib: lib.nn.functional.multilabel_margin_loss(lib.zeros(2, 3), lib.tensor([1, 2])),
     lambda lib: lib.nn.TripletMarginWithDistanceLoss(margin=-1.0),
     lambda lib: lib.nn.functional.soft_margin_loss(lib.zeros(2), lib.zeros(2), reduction="x"),
+    lambda lib: lib.nn.functional.soft_margin_loss(lib.zeros(2, requires_grad=True),
+                                                   lib.ones(2, requires_grad=True)),
+    lambda lib: lib.nn.functional.kl_div(lib.zeros(2, 3), lib.ones(2, 3, dtype=lib.int64),
+                                         reduction="batchmean"),
+    lambda lib: lib.nn.functional.kl_div(lib.ones(2, 3, dtype=lib.int64), lib.zeros(2, 3),
+                                         reduction="sum"),
+    lambda lib: lib.nn.functional.kl_div(lib.zeros(2, 3), lib.ones(2, 3, dtype=lib.bool),
+                                         reduction="sum"),
+    lambda lib: lib.nn.functional.multilabel_margin_loss(lib.zeros(2, 3),
+                                                         lib.tensor([[1.0, 0.0, -1.0]] * 2)),
+    lambda lib: lib.nn.functional.multilabel_margin_loss(
+        lib.zeros(2, 3), lib.tensor([[1, 0, -1]] * 2, dtype=lib.int32)),
 ], ids=["one_hot-float", "one_hot-empty", "one_hot-negative", "one_hot-large", "kl_div-bad",
         "gaussian-size", "gaussian-negative", "ranking-dims", "cosine-target-2d",
         "cosine-target-1d-input-1d", "triplet-dims", "triplet-margin", "pdist-3d", "pdist-p",
         "pdist-int", "multi-margin-range", "multi-margin-target", "multi-margin-p",
-        "multilabel-target", "with-distance-margin", "soft-margin-reduction"])
+        "multilabel-target", "with-distance-margin", "soft-margin-reduction",
+        "soft-margin-target-grad", "kl_div-integer-target", "kl_div-integer-input",
+        "kl_div-bool-target", "multilabel-float-target", "multilabel-int32-target"])
 def test_errors_match_torch(call):
     mine, theirs = _error(call, autojit), _error(call, torch)
     assert theirs[0] is not None and mine[0] is theirs[0]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import warnings
 
+from ...autograd.grad_mode import is_grad_enabled
 from ...ops import composite
 from ...ops import elementwise as ew
 from ...ops.autocast import FP32, autocast_op
@@ -58,6 +59,10 @@ def kl_div(input: Tensor, target: Tensor, size_average=None, reduce=None,  # noq
                       "'batchmean' in the next major release.", UserWarning, stacklevel=2)
     if reduction != "batchmean":
         check_reduction(reduction)
+    if not input.dtype.is_floating_point or (isinstance(target, Tensor) and not (
+            target.dtype.is_floating_point or target.dtype.is_complex)):
+        # (an integer target gave a loss of 0: x log x of integers, 0 * log 0 taken as 0)
+        raise RuntimeError("kl_div: Integral inputs not supported.")
     if log_target:
         loss = ew.exp(target) * (target - input)
     else:
@@ -129,7 +134,11 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average=None,  # noqa: 
     check_tensor("soft_margin_loss", "input", input)
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
-    return reduce_loss(ew.log1p(ew.exp(-input * as_operand(target))), reduction)
+    target = as_operand(target)
+    if target.requires_grad and is_grad_enabled():  # torch's derivative has no target term
+        raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect "
+                           "to argument 'target'. This input cannot have requires_grad True.")
+    return reduce_loss(ew.log1p(ew.exp(-input * target)), reduction)
 
 
 def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight=None,  # noqa: A002

@@ -106,6 +106,9 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None,  # 
     if not consistent:
         raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
                            f"{list(input.shape)}")
+    if target.dtype is not dtypes.int64:  # (a float target's classes were compared as floats)
+        raise RuntimeError(f"expected scalar type Long but found "
+                           f"{dtypes.scalar_type_name(target.dtype)}")
     scores, targets = _as_batch(input), _as_batch(target).reshape(tuple(_as_batch(input).shape))
     classes = scores.shape[1]
     # The targets of a sample run up to its first -1.

@@ -109,3 +109,28 @@ def test_same_seed_same_draws_eagerly_and_compiled(function):
     assert not np.array_equal(eager[0], eager[1])
     for a, b in zip(eager, compiled):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["dropout", "dropout1d", "dropout2d", "dropout3d",
+                                  "alpha_dropout", "feature_alpha_dropout"])
+def test_integer_and_bool_inputs_as_torch(name):
+    """In training, 0 < p < 1 of an integer or bool tensor raises torch's error (its noise is
+    divided in place by a float; a float32 result came back); p = 1 keeps the dtype (a bool
+    stays bool); an empty one, or p = 0, is the input itself."""
+    torch = pytest.importorskip("torch")
+    for dtype in ("int64", "int32", "uint8", "bool", "float16", "float32"):
+        for p in (0.0, 0.5, 1.0):
+            for shape in ((2, 3, 4, 4), (0, 3, 4, 4), (3, 4, 4)):
+                for inplace in (False, True):
+                    seen = []
+                    for library in (torch, autojit):
+                        x = library.ones(*shape, dtype=getattr(library, dtype))
+                        try:
+                            with warnings.catch_warnings():
+                                warnings.simplefilter("ignore", UserWarning)
+                                y = getattr(library.nn.functional, name)(
+                                    x, p, training=True, inplace=inplace)
+                            seen.append((str(y.dtype).split(".")[-1], tuple(y.shape)))
+                        except RuntimeError as error:
+                            seen.append(str(error))
+                    assert seen[0] == seen[1], (dtype, p, shape, inplace, seen)

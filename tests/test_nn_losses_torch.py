@@ -232,17 +232,40 @@ def _error(function, lib):
                                                          lib.tensor([[1.0, 0.0, -1.0]] * 2)),
     lambda lib: lib.nn.functional.multilabel_margin_loss(
         lib.zeros(2, 3), lib.tensor([[1, 0, -1]] * 2, dtype=lib.int32)),
+    lambda lib: lib.nn.functional.multilabel_margin_loss(lib.zeros(2, 3),
+                                                         lib.tensor([[1, 0, -1], [3, -1, 0]])),
+    lambda lib: lib.nn.functional.multilabel_margin_loss(lib.zeros(2, 3),
+                                                         lib.tensor([[1, -1, 7], [0, -1, 0]])),
+    lambda lib: lib.nn.functional.multilabel_margin_loss(lib.zeros(2, 3),
+                                                         lib.tensor([[-2, 0, 1], [0, -1, 0]])),
 ], ids=["one_hot-float", "one_hot-empty", "one_hot-negative", "one_hot-large", "kl_div-bad",
         "gaussian-size", "gaussian-negative", "ranking-dims", "cosine-target-2d",
         "cosine-target-1d-input-1d", "triplet-dims", "triplet-margin", "pdist-3d", "pdist-p",
         "pdist-int", "multi-margin-range", "multi-margin-target", "multi-margin-p",
         "multilabel-target", "with-distance-margin", "soft-margin-reduction",
         "soft-margin-target-grad", "kl_div-integer-target", "kl_div-integer-input",
-        "kl_div-bool-target", "multilabel-float-target", "multilabel-int32-target"])
+        "kl_div-bool-target", "multilabel-float-target", "multilabel-int32-target",
+        "multilabel-class-range", "multilabel-range-after-end", "multilabel-negative"])
 def test_errors_match_torch(call):
     mine, theirs = _error(call, autojit), _error(call, torch)
     assert theirs[0] is not None and mine[0] is theirs[0]
     assert mine[1].replace("autojit", "torch") == theirs[1]
+
+
+@pytest.mark.parametrize("name, good, bad", [
+    ("multilabel_margin_loss", [[2, 0, -1], [1, -1, 2]], [[2, 0, -1], [1, -1, 3]]),
+    ("multi_margin_loss", [2, 0], [2, 3]),
+])
+def test_margin_targets_out_of_range_raise_when_compiled(name, good, bad):
+    """A compiled function checks the class targets on every call, as eager does: an
+    out-of-range class was left out of the loss."""
+    loss = getattr(nn.functional, name)
+    step = autojit.compile(lambda x, t: loss(x, t))
+    x = autojit.tensor(X[:2, :3])
+    expected = loss(x, autojit.tensor(good))
+    np.testing.assert_allclose(step(x, autojit.tensor(good)).numpy(), expected.numpy())
+    with pytest.raises(RuntimeError, match="out of range"):
+        step(x, autojit.tensor(bad))
 
 
 def test_kl_div_mean_warns_as_torch():

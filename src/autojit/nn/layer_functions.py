@@ -36,6 +36,16 @@ def _check_tensor(name: str, argument: str, value) -> None:
                         f"{type(value).__name__}")
 
 
+def check_dropout_dtype(input: Tensor, alpha: bool = False) -> None:  # noqa: A002
+    """torch's error for dropping out an integer or bool tensor in training (0 < p < 1): its
+    noise, made in the input's dtype, is divided by 1 - p (alpha dropout: scaled, after a bool
+    noise became int64) in place. Such a tensor's dropout gave a float32 result."""
+    dtype = input.dtype
+    if not (dtype.is_floating_point or dtype.is_complex):
+        name = "Long" if alpha and dtype is dtypes.bool_ else dtypes.scalar_type_name(dtype)
+        raise RuntimeError(f"result type Float can't be cast to the desired output type {name}")
+
+
 @autocast_op(cpu=LOWER, cuda=LOWER, round_once=True)
 def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:  # noqa: A002
     """y = x @ weight.T + bias, for x of shape (*, in_features) and weight (out, in).
@@ -194,11 +204,12 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True,  # noqa: A002
     if p < 0.0 or p > 1.0:
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     _check_tensor("dropout", "input", input)
-    if not training or p == 0.0:
+    if not training or p == 0.0 or input.numel() == 0:
         return input
     if p == 1.0:
         scale = ew.fill_like(input, 0)
     else:
+        check_dropout_dtype(input)
         # torch's: noise = empty_like(input).bernoulli_(1 - p), divided by 1 - p.
         scale = bernoulli_noise(input.shape, input.dtype, 1 - p, input.device) / (1.0 - p)
     if inplace:

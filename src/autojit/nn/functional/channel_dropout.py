@@ -16,7 +16,9 @@ import math
 import warnings
 
 from ...ops.random import bernoulli_noise
+from ...tensor.creation import zeros
 from ...tensor.tensor import Tensor
+from ..layer_functions import check_dropout_dtype
 from .common import check_tensor
 
 __all__ = ["dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"]
@@ -44,8 +46,10 @@ def _dropout(input: Tensor, p: float, training: bool, inplace: bool, *,  # noqa:
     if p == 0 or not training or input.numel() == 0:
         return input
     if p == 1:
-        scale = input.detach() * 0
+        # torch's zeros of the input's dtype (a bool input stays bool)
+        scale = zeros((), dtype=input.dtype, device=input.device)
         return input.mul_(scale) if inplace else input * scale
+    check_dropout_dtype(input, alpha)
     noise = _noise(input, p, feature)
     if not alpha:
         scale = noise / (1.0 - p)  # torch's noise.div_(1 - p)

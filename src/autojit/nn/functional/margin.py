@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from ...ops import elementwise as ew
 from ...ops.autocast import FP32, autocast_op
+from ...ops.indexing.checks import check_index
 from ...ops.reduction import sum_
 from ...tensor import dtypes
 from ...tensor.creation import arange
@@ -72,10 +73,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
                            f"{dtypes.scalar_type_name(target.dtype)}")
     scores = _as_batch(input)
     classes = scores.shape[1]
-    if not target.is_symbolic and target.numel():
-        values = target.cpu().numpy()
-        if values.min() < 0 or values.max() >= classes:
-            raise RuntimeError("target out of range")
+    target = check_index(target, classes, "margin_target")
     is_target = arange(classes, device=input.device) == target.reshape(samples, 1)
     target_score = sum_(ew.where(is_target, scores, 0), 1, keepdim=True)
     hinge = ew.where(is_target, 0, _hinge(margin - target_score + scores))
@@ -111,6 +109,9 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average=None,  # 
                            f"{dtypes.scalar_type_name(target.dtype)}")
     scores, targets = _as_batch(input), _as_batch(target).reshape(tuple(_as_batch(input).shape))
     classes = scores.shape[1]
+    # every entry, those after the first -1 too, as torch's check (out-of-range classes were
+    # left out of the sum); traced, the compiled function checks them on every call
+    targets = check_index(targets, classes, "multilabel_target", ignore=-1)
     # The targets of a sample run up to its first -1.
     valid = (targets == -1).to(dtypes.int64).cumsum(-1) == 0
     picks = targets.unsqueeze(-1) == arange(classes, device=input.device)  # (N, J, C)

@@ -42,6 +42,9 @@ FORMS = {
     "select_inner": (RuntimeError,
                      "INDICES element is out of DATA bounds, id={value} axis_dim={size}"),
     "target": (IndexError, "Target {value} is out of bounds."),
+    # multi_margin_loss's class targets, and multilabel_margin_loss's (-1 ends a sample's list).
+    "margin_target": (RuntimeError, "target out of range"),
+    "multilabel_target": (RuntimeError, "argument #2 'target' is out of range"),
     # The checks of random ops' tensor arguments (ops/random/__init__.py): the index is 1 where an
     # element is invalid, checked against a size of 1.
     "probability": (RuntimeError, "Expected p_in >= 0 && p_in <= 1 to be true, but got false."),

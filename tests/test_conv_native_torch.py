@@ -21,6 +21,7 @@ from conv_products import assert_near_torchs, products_and_torchs, second_deriva
 import autojit
 from autojit.codegen.cpu import convolution as native
 from autojit.codegen.cpu.convolution import channels, depthwise
+from autojit.ops.nn import convolution as convolution_ops
 
 torch = pytest.importorskip("torch")
 F = autojit.nn.functional
@@ -107,6 +108,8 @@ def native_calls(monkeypatch):
         return result
 
     monkeypatch.setattr(native, "eager", spy)
+    # the slot holds the routine itself after its first call (codegen/__init__.py)
+    monkeypatch.setattr(convolution_ops, "NATIVE", spy)
     return calls
 
 

@@ -278,6 +278,29 @@ def test_an_int_step_argument_used_in_prints_does_not_recompile(capsys):
     assert stats.compiled_calls == 30 and stats.traces <= 3, stats
 
 
+@pytest.mark.parametrize("use", ["clamp", "isfinite", "sqrt", "floor"])
+def test_a_float_read_on_every_call_through_math_does_not_retrace(use):
+    """The conditions a float read on every call gets (clamp's check of its bound, the math
+    module's predicates and functions) are checked on each call; they once failed to run
+    (NameError) and retraced every call."""
+    def step(x, eps):
+        if use == "clamp":
+            return x.clamp(min=eps) * 2
+        if use == "isfinite":
+            return x * 2 if math.isfinite(eps) else x
+        if use == "sqrt":
+            return x * 2 if math.sqrt(eps) > 0.05 else x * 3
+        return x * 2 if math.floor(eps * 100) >= 1 else x * 3
+
+    compiled = autojit.compile(step)
+    for i in range(8):
+        eps = 1e-3 * (i + 1)
+        np.testing.assert_allclose(compiled(autojit.ones(2) * 0.002, eps).numpy(),
+                                   step(autojit.ones(2) * 0.002, eps).numpy())
+    stats = compiled.stats()
+    assert stats.compiled_calls == 8 and stats.traces <= 3, stats
+
+
 def test_a_scheduler_stepped_inside_the_step():
     def make():
         weight = autojit.ones(3, requires_grad=True)

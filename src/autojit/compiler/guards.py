@@ -24,6 +24,7 @@ import numpy as np
 from ..ir.eager_layout import layout_signature
 from ..tensor import dtypes
 from ..tensor.state import state
+from ..tensor.symbolic_expr import EVAL_GLOBALS
 from ..tensor.tensor import Tensor
 from .guard_code import canonical, compiled
 
@@ -67,6 +68,9 @@ def reader(path: tuple, constants: dict):
 _PLACEHOLDER = re.compile(r"\b[A-Z]+\d+\b")
 
 
+_SOURCE_NAMES = {name: value for name, value in EVAL_GLOBALS.items() if name != "__builtins__"}
+
+
 class GuardSet:
     """A compiled predicate over a call's arguments; `str()` gives its conditions."""
 
@@ -74,11 +78,14 @@ class GuardSet:
         # (subject path or None, condition, reason): a condition on a subject path (a tuple
         # of expression fragments, see reachability.Observation) names it "$".
         self._items: list = []
-        self._constants: dict = {"Tensor": Tensor, "state": state, "dtypes": dtypes,
-                                 "isnan": math.isnan, "copysign": math.copysign,
-                                 "separate": separate, "is_": operator.is_,
-                                 "layout_signature": layout_signature, "item": item,
-                                 "PLAIN": _PLAIN}
+        # the names a symbolic condition's source may use (math.isfinite(eps), sqrt, floor,
+        # ...: a float read on every call that reached clamp(min=eps) failed every guard
+        # check with a NameError, and retraced each call), then the guards' own
+        self._constants: dict = {**_SOURCE_NAMES, "Tensor": Tensor, "state": state,
+                                 "dtypes": dtypes, "isnan": math.isnan,
+                                 "copysign": math.copysign, "separate": separate,
+                                 "is_": operator.is_, "layout_signature": layout_signature,
+                                 "item": item, "PLAIN": _PLAIN}
         self._names: dict = {}  # (prefix, id(value)) -> constant name
         self._displays: dict = {}  # constant name -> how str() shows it (a source path)
         self._tags: list = []  # per condition: what it is about (require's tag), or None

@@ -268,6 +268,32 @@ def test_margin_targets_out_of_range_raise_when_compiled(name, good, bad):
         step(x, autojit.tensor(bad))
 
 
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool"])
+@pytest.mark.parametrize("name", ["mse_loss", "smooth_l1_loss", "huber_loss",
+                                  "binary_cross_entropy", "binary_cross_entropy_with_logits",
+                                  "cross_entropy", "cross_entropy_3d", "nll_loss",
+                                  "soft_margin_loss", "gaussian_nll_loss_var"])
+def test_integer_inputs_raise_torchs_errors(name, dtype):
+    """Each loss refuses an integer or bool input (gaussian_nll_loss: var) with torch's error
+    and message; soft_margin_loss and gaussian_nll_loss computed one in floats."""
+    messages = []
+    for lib in (torch, autojit):
+        x = lib.tensor([[1, -2], [3, 0]], dtype=getattr(lib, dtype))
+        y = lib.tensor([[0, 1], [1, 1]], dtype=getattr(lib, dtype))
+        function = getattr(lib.nn.functional, name.replace("_3d", "").replace("_var", ""))
+        with pytest.raises((RuntimeError, NotImplementedError)) as caught:
+            if name in ("cross_entropy", "nll_loss"):
+                function(x, lib.tensor([0, 1]))
+            elif name == "cross_entropy_3d":
+                function(x[None], lib.tensor([[0, 1]]))
+            elif name == "gaussian_nll_loss_var":
+                function(x.float(), y.float(), lib.ones(2, 2, dtype=getattr(lib, dtype)))
+            else:
+                function(x, y)
+        messages.append((caught.type, str(caught.value)))
+    assert messages[0] == messages[1]
+
+
 def test_kl_div_mean_warns_as_torch():
     with pytest.warns(UserWarning, match="'batchmean' divides only by the batch size"):
         nn.functional.kl_div(autojit.zeros(2), autojit.ones(2))

@@ -136,10 +136,16 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
     return loss
 
 
-def _check_float(name: str, input: Tensor, complex: bool = False) -> None:  # noqa: A002
+def _check_float(name: str, input: Tensor, complex: bool = False,  # noqa: A002
+                 kernel: str | None = None) -> None:
+    """torch's errors for an input that is not a tensor, or not floating: with the name of
+    torch's kernel that refuses its dtype where given."""
     if not isinstance(input, Tensor):
         raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")
     if not (input.dtype.is_floating_point or complex and input.dtype.is_complex):
+        if kernel is not None:
+            raise NotImplementedError(f'"{kernel}" not implemented for '
+                                      f"'{_scalar_type(input.dtype)}'")
         raise NotImplementedError(f"{name}: expected a floating point input, got {input.dtype}")
 
 
@@ -231,7 +237,7 @@ def nll_loss(input: Tensor, target: Tensor, weight=None, size_average=None,  # n
     """The negative log-likelihood of class-index targets, given log-probabilities
     (ops/nn/nll_loss.py)."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_float("nll_loss", input)
+    _check_float("nll_loss", input, kernel="nll_loss_out_frame")
     _check_reduction(reduction)
     _, classes = _class_layout("nll_loss", input, target)
     weight = _check_weight(weight, classes)
@@ -283,7 +289,9 @@ def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
                   label_smoothing: float = 0.0) -> Tensor:
     """log_softmax over the class dim, then nll_loss (class indices) or -sum(p * logq)."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_float("cross_entropy", input)
+    last = isinstance(input, Tensor) and input.ndim <= 2  # the classes are the last dim
+    _check_float("cross_entropy", input,
+                 kernel=f"log_softmax_{'lastdim_' if last else ''}kernel_impl")
     _check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
@@ -360,7 +368,7 @@ def mse_loss(input: Tensor, target, size_average=None, reduce=None,  # noqa: A00
              reduction: str = "mean", weight=None) -> Tensor:
     """The mean (or sum) of squared differences."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_float("mse_loss", input)
+    _check_float("mse_loss", input, kernel="mse_cpu")
     _check_reduction(reduction)
     target = _as_operand(target)
     _warn_size(input, target)
@@ -398,7 +406,7 @@ def binary_cross_entropy(input: Tensor, target, weight=None, size_average=None, 
     """-w (t log p + (1 - t) log(1 - p)), with each log clamped at -100 as torch does; the
     gradient is w (p - t) / max(p (1 - p), 1e-12), finite at p = 0 and 1."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_float("binary_cross_entropy", input)
+    _check_float("binary_cross_entropy", input, kernel="binary_cross_entropy")
     _check_reduction(reduction)
     target = _as_operand(target)
     if tuple(target.shape) != tuple(input.shape):
@@ -426,7 +434,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target, weight=None,  # noqa
                                      pos_weight=None) -> Tensor:
     """BCE on sigmoid(x) in the stable form (1 - t) x - (1 + (pos_weight - 1) t) logsigmoid(x)."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    _check_float("binary_cross_entropy_with_logits", input)
+    _check_float("binary_cross_entropy_with_logits", input, kernel="log_sigmoid_cpu")
     _check_reduction(reduction)
     target = _as_operand(target)
     if tuple(target.shape) != tuple(input.shape):

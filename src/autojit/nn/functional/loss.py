@@ -18,6 +18,7 @@ from ...ops import composite
 from ...ops import elementwise as ew
 from ...ops.autocast import FP32, autocast_op
 from ...ops.reduction import sum_
+from ...tensor import dtypes
 from ...tensor.creation import ones_like
 from ...tensor.tensor import Tensor
 from .activation import logsigmoid
@@ -119,6 +120,10 @@ def gaussian_nll_loss(input: Tensor, target: Tensor, var, full: bool = False,  #
             raise ValueError("var is of incorrect size")
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not valid")
+    if not (var.dtype.is_floating_point or var.dtype.is_complex):
+        # torch clamps a copy of var to eps in place (it computed an integer var in floats)
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{dtypes.c_type_name(var.dtype)}")
     detached = var.detach()
     var = var + (composite.clamp(detached, min=eps) - detached)
     loss = 0.5 * (ew.log(var) + (input - target) ** 2 / var)
@@ -135,6 +140,11 @@ def soft_margin_loss(input: Tensor, target: Tensor, size_average=None,  # noqa: 
     reduction = legacy_reduction(size_average, reduce, reduction)
     check_reduction(reduction)
     target = as_operand(target)
+    if not (input.dtype.is_floating_point or input.dtype.is_complex or
+            input.dtype is dtypes.bool_):  # (a bool input's negation raises below, as torch's)
+        # torch's result has the input's dtype (it computed an integer input's loss in floats)
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{dtypes.scalar_type_name(input.dtype)}")
     if target.requires_grad and is_grad_enabled():  # torch's derivative has no target term
         raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect "
                            "to argument 'target'. This input cannot have requires_grad True.")

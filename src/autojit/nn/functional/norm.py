@@ -23,6 +23,7 @@ from ...ops.composite import mean, rsqrt
 from ...ops.nn.batch_norm import batch_norm_training, batch_statistics, running_statistic
 from ...ops.nn.normalization import normalize_trailing
 from ...ops.reduction import sum_
+from ...tensor import dtypes
 from ...tensor.tensor import Tensor
 from .common import legacy_reduction
 
@@ -35,9 +36,13 @@ def _check_tensor(name: str, argument: str, value) -> None:
                         f"{type(value).__name__}")
 
 
-def _check_float(name: str, input: Tensor, complex: bool = False) -> None:  # noqa: A002
+def _check_float(name: str, input: Tensor, complex: bool = False,  # noqa: A002
+                 kernel: str | None = None) -> None:
     _check_tensor(name, "input", input)
     if not (input.dtype.is_floating_point or complex and input.dtype.is_complex):
+        if kernel is not None:  # torch's kernel that refuses the dtype
+            raise NotImplementedError(f'"{kernel}" not implemented for '
+                                      f"'{dtypes.scalar_type_name(input.dtype)}'")
         raise NotImplementedError(f"{name}: expected a floating point input, got {input.dtype}")
 
 
@@ -176,7 +181,7 @@ def group_norm(input: Tensor, num_groups: int, weight=None, bias=None,  # noqa: 
 
 
 def _loss_operands(name: str, input: Tensor, target, reduction: str) -> Tensor:  # noqa: A002
-    _check_float(name, input)
+    _check_float(name, input, kernel=name.replace("_loss", "_cpu"))
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")
     _check_tensor(name, "target", target)

@@ -260,6 +260,10 @@ def _symmetric(shape, seed=0):
 @pytest.mark.parametrize(("shape", "k", "largest"), [
     ((30, 30), 3, True), ((30, 30), 3, False), ((120, 120), 5, True), ((2, 12, 12), 2, True)])
 def test_lobpcg_eigenpairs_are_torchs(shape, k, largest):
+    # Both start from random vectors of their global generators: seeded, so that the run does
+    # not depend on the tests before it (the smallest pairs of (30, 30) once missed 1e-9)
+    torch.manual_seed(0)
+    autojit.manual_seed(0)
     a = _symmetric(shape)
     E, U = torch.lobpcg(torch.tensor(a), k=k, largest=largest)
     e, u = autojit.lobpcg(autojit.tensor(a), k=k, largest=largest)

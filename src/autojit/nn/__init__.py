@@ -41,7 +41,7 @@ from .activation.extra import (
     Threshold,
 )
 from .attention import MultiheadAttention
-from .container import ModuleDict, ModuleList, Sequential
+from .container import Container, ModuleDict, ModuleList, Sequential
 from .dropout import Dropout
 
 # ---- channel-wise and alpha dropouts (dropout_extra.py) ----
@@ -59,6 +59,7 @@ from .loss import (
     L1Loss,
     MSELoss,
     NLLLoss,
+    NLLLoss2d,
     SmoothL1Loss,
 )
 
@@ -98,13 +99,13 @@ from .transformer import (
 __all__ = [
     "Module", "Parameter", "Buffer", "functional", "init", "utils",
     "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell",
-    "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
+    "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "Container",
     "Identity", "Linear", "Bilinear", "Embedding", "Dropout", "Flatten", "Unflatten",
     "ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "LogSigmoid", "Softmax", "LogSoftmax", "Softmin",
     "LeakyReLU", "ELU", "Softplus",
     "LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d",
-    "CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "BCELoss",
-    "BCEWithLogitsLoss",
+    "CrossEntropyLoss", "NLLLoss", "NLLLoss2d", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss",
+    "BCELoss", "BCEWithLogitsLoss",
     # ---- the rest of torch.nn's activations (activation/extra.py) ----
     "Threshold", "ReLU6", "Hardtanh", "RReLU", "PReLU", "SELU", "CELU", "GLU", "Mish",
     "Hardswish", "Hardsigmoid", "Hardshrink", "Softshrink", "Tanhshrink", "Softsign", "Softmax2d",

@@ -1,4 +1,5 @@
-"""Containers: Sequential (a chain of modules), ModuleList and ModuleDict.
+"""Containers: Sequential (a chain of modules), ModuleList and ModuleDict (and Container,
+torch's deprecated module of named children).
 
 They hold child modules under the keys "0", "1", ... (or the given names), so the modules'
 parameters are registered and found by parameters(), state_dict(), train() and to().
@@ -7,13 +8,27 @@ parameters are registered and found by parameters(), state_dict(), train() and t
 from __future__ import annotations
 
 import operator
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from itertools import chain, islice
 
 from .module import Module, add_indent
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict"]
+__all__ = ["Sequential", "ModuleList", "ModuleDict", "Container"]
+
+
+class Container(Module):
+    """torch.nn.Container: a module holding the children given as keywords; deprecated in
+    torch, with its FutureWarning when made."""
+
+    def __init__(self, **kwargs) -> None:
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now "
+                      "implemented in `nn.Module`. Subclass that instead.", FutureWarning,
+                      stacklevel=2)
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)
 
 
 class Sequential(Module):

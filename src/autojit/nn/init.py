@@ -368,3 +368,32 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
 
 
 __all__ += ["orthogonal_", "sparse_", "dirac_"]
+
+
+def _deprecated(method):
+    """torch's deprecated name without the trailing underscore (`nn.init.xavier_uniform`):
+    the method itself, after torch's FutureWarning."""
+    new_name = method.__name__
+    old_name = new_name[:-1]
+
+    def deprecated_init(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old_name}` is now deprecated in favor of "
+                      f"`nn.init.{new_name}`.", FutureWarning, stacklevel=2)
+        return method(*args, **kwargs)
+
+    deprecated_init.__doc__ = f"""{old_name}(...): deprecated, see nn.init.{new_name}."""
+    deprecated_init.__name__ = deprecated_init.__qualname__ = old_name
+    return deprecated_init
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)

@@ -15,8 +15,8 @@ import warnings
 from .. import functional as F
 from ..module import Module
 
-__all__ = ["CrossEntropyLoss", "NLLLoss", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss",
-           "BCELoss", "BCEWithLogitsLoss"]
+__all__ = ["CrossEntropyLoss", "NLLLoss", "NLLLoss2d", "MSELoss", "L1Loss", "SmoothL1Loss",
+           "HuberLoss", "BCELoss", "BCEWithLogitsLoss"]
 
 
 def _legacy_reduction(size_average, reduce) -> str:
@@ -83,6 +83,11 @@ class NLLLoss(_WeightedLoss):
     def forward(self, input, target):  # noqa: A002
         return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
                           reduction=self.reduction)
+
+
+class NLLLoss2d(NLLLoss):
+    """NLLLoss under its old name for (N, C, H, W) inputs (torch.nn.NLLLoss2d): the same
+    loss, which takes any number of trailing dims."""
 
 
 class MSELoss(_Loss):

@@ -17,11 +17,11 @@ import numpy as np
 
 from ...ops.indexing import index_select
 from ...ops.layout import cat, stack
-from ...tensor.creation import as_tensor, full
+from ...tensor.creation import arange, as_tensor, empty_like, full
 from ...tensor.tensor import Tensor
 
 __all__ = ["PackedSequence", "pack_padded_sequence", "pad_packed_sequence", "pad_sequence",
-           "pack_sequence", "unpad_sequence", "unpack_sequence"]
+           "pack_sequence", "unpad_sequence", "unpack_sequence", "invert_permutation"]
 
 
 class PackedSequence(NamedTuple):
@@ -165,3 +165,13 @@ def unpack_sequence(packed_sequences: PackedSequence) -> list:
     """The sequences of a PackedSequence, in their original order."""
     padded, lengths = pad_packed_sequence(packed_sequences, batch_first=True)
     return unpad_sequence(padded, lengths, batch_first=True)
+
+
+def invert_permutation(permutation: Tensor | None) -> Tensor | None:
+    """The inverse of a 1-D permutation of indices (a PackedSequence's sorted_indices to its
+    unsorted_indices), or None for None, as torch's."""
+    if permutation is None:
+        return None
+    output = empty_like(permutation)
+    return output.scatter_(0, permutation, arange(0, permutation.numel(),
+                                                  device=permutation.device))

@@ -1,9 +1,11 @@
-"""torch.nn's older and smaller names, against torch: nn.init's deprecated functions without the
-trailing underscore (torch's FutureWarning, then the function itself), NLLLoss2d, the
-deprecated Container, nn.utils.rnn.invert_permutation and nn.utils.skip_init."""
+"""torch.nn's older, smaller and newer names, against torch: nn.init's deprecated functions
+without the trailing underscore (torch's FutureWarning, then the function itself), NLLLoss2d,
+the deprecated Container, nn.utils.rnn.invert_permutation, nn.utils.skip_init, and torch
+2.13's LinearCrossEntropyLoss with LinearCrossEntropyOptions."""
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -114,3 +116,66 @@ def test_skip_init_makes_the_module_without_initializing_it():
             lib.nn.utils.skip_init(module, 3)
         with pytest.raises(RuntimeError, match="Expected a Module; got <class 'int'>"):
             lib.nn.utils.skip_init(int)
+
+
+LINEAR_CE = [dict(), dict(bias=True), dict(out_features=(2,), bias=True),
+             dict(reduction="sum", label_smoothing=0.1), dict(reduction="none", ignore_index=2),
+             dict(weight="w", reduction="mean"), dict(options="default")]
+
+
+@pytest.mark.parametrize("options", LINEAR_CE, ids=lambda o: "-".join(o) or "defaults")
+def test_linear_cross_entropy_loss_is_torchs(options):
+    rng = np.random.default_rng(1)
+    k_dim = options.get("out_features") is not None
+    x = rng.standard_normal((4, 5))
+    target = rng.integers(0, 3, (4, 2) if k_dim else (4,))
+    results, reference = [], None
+    for lib in (torch, autojit):
+        kwargs = dict(options)
+        if kwargs.get("weight") == "w":
+            kwargs["weight"] = lib.tensor([0.5, 1.0, 2.0], dtype=lib.float64)
+        if kwargs.get("options") == "default":
+            kwargs["options"] = lib.nn.LinearCrossEntropyOptions()
+        module = lib.nn.LinearCrossEntropyLoss(5, 3, dtype=lib.float64, **kwargs)
+        if reference is None:
+            reference = {key: value.detach().numpy() for key, value in
+                         module.state_dict().items()}
+        else:
+            assert sorted(module.state_dict()) == sorted(reference)
+            module.load_state_dict({key: lib.tensor(value) for key, value in
+                                    reference.items()})
+        inputs = lib.tensor(x, requires_grad=True)
+        loss = module(inputs, lib.tensor(target))
+        (loss * lib.tensor(np.linspace(0.5, 1.5, loss.numel())).reshape(loss.shape)).sum() \
+            .backward()
+        results.append((repr(module), loss.detach().numpy(), inputs.grad.numpy(),
+                        module.linear.weight.grad.numpy()))
+    assert results[0][0] == results[1][0]
+    for expected, got in zip(results[0][1:], results[1][1:], strict=True):
+        np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-14)
+
+
+def test_linear_cross_entropy_options_and_errors_are_torchs():
+    assert repr(autojit.nn.LinearCrossEntropyOptions()) == repr(
+        torch.nn.LinearCrossEntropyOptions())
+    for kwargs in (dict(acc_policy="fast"), dict(chunking_method="rows"),
+                   dict(chunking_method="aspect_ratio:0")):
+        messages = []
+        for lib in (torch, autojit):
+            with pytest.raises(ValueError) as caught:
+                lib.nn.LinearCrossEntropyOptions(**kwargs)
+            messages.append(str(caught.value))
+        assert messages[0] == messages[1]
+    options = autojit.nn.LinearCrossEntropyOptions(chunking_method="aspect_ratio:4")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        options.acc_policy = "compact"
+    for kwargs in (dict(weight="bad"), dict(label_smoothing=1.5)):
+        messages = []
+        for lib in (torch, autojit):
+            given = dict(kwargs)
+            if given.get("weight") == "bad":
+                given["weight"] = lib.ones(2)
+            with pytest.raises(RuntimeError) as caught:
+                lib.nn.LinearCrossEntropyLoss(5, 3, **given)
+            messages.append(str(caught.value))
+        assert messages[0] == messages[1]

@@ -81,6 +81,7 @@ from .loss.extra import (
     TripletMarginLoss,
     TripletMarginWithDistanceLoss,
 )
+from .loss.linear_cross_entropy import LinearCrossEntropyLoss, LinearCrossEntropyOptions
 from .module import Module
 from .normalization import BatchNorm1d, BatchNorm2d, GroupNorm, LayerNorm
 from .optimized_module import OptimizedModule  # noqa: F401 - installs autojit.compile's hook
@@ -105,7 +106,7 @@ __all__ = [
     "LeakyReLU", "ELU", "Softplus",
     "LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d",
     "CrossEntropyLoss", "NLLLoss", "NLLLoss2d", "MSELoss", "L1Loss", "SmoothL1Loss", "HuberLoss",
-    "BCELoss", "BCEWithLogitsLoss",
+    "BCELoss", "BCEWithLogitsLoss", "LinearCrossEntropyLoss", "LinearCrossEntropyOptions",
     # ---- the rest of torch.nn's activations (activation/extra.py) ----
     "Threshold", "ReLU6", "Hardtanh", "RReLU", "PReLU", "SELU", "CELU", "GLU", "Mish",
     "Hardswish", "Hardsigmoid", "Hardshrink", "Softshrink", "Tanhshrink", "Softsign", "Softmax2d",

@@ -1,6 +1,6 @@
 """The loss modules: CrossEntropyLoss, NLLLoss, MSELoss, L1Loss, SmoothL1Loss, HuberLoss,
 BCELoss and BCEWithLogitsLoss (the distribution, margin and embedding loss modules are in
-extra.py).
+extra.py, LinearCrossEntropyLoss in linear_cross_entropy.py).
 
 Each holds its options (reduction, and class weights as a buffer where the loss takes them, so
 they follow the module in state_dict) and calls the functional form in nn/functional/__init__.py.

@@ -1,7 +1,8 @@
 """torch.nn's older, smaller and newer names, against torch: nn.init's deprecated functions
 without the trailing underscore (torch's FutureWarning, then the function itself), NLLLoss2d,
-the deprecated Container, nn.utils.rnn.invert_permutation, nn.utils.skip_init, and torch
-2.13's LinearCrossEntropyLoss with LinearCrossEntropyOptions."""
+the deprecated Container, nn.utils.rnn.invert_permutation, nn.utils.skip_init,
+nn.utils.convert_conv2d_weight_memory_format (and 3d), and torch 2.13's LinearCrossEntropyLoss
+with LinearCrossEntropyOptions."""
 
 from __future__ import annotations
 
@@ -179,3 +180,24 @@ def test_linear_cross_entropy_options_and_errors_are_torchs():
                 lib.nn.LinearCrossEntropyLoss(5, 3, **given)
             messages.append(str(caught.value))
         assert messages[0] == messages[1]
+
+
+def test_convolution_weights_converted_to_channels_last_as_torchs():
+    results = []
+    for lib in (torch, autojit):
+        lib.manual_seed(0)
+        model = lib.nn.Sequential(
+            lib.nn.Conv2d(8, 4, 3), lib.nn.Sequential(lib.nn.ConvTranspose2d(4, 2, 2)),
+            lib.nn.Conv3d(2, 3, 2), lib.nn.ConvTranspose3d(3, 2, 2), lib.nn.Linear(2, 2))
+        values = [p.detach().numpy().copy() for p in model.parameters()]
+        parameters = list(model.parameters())
+        assert lib.nn.utils.convert_conv2d_weight_memory_format(model, lib.channels_last) \
+            is model
+        lib.nn.utils.convert_conv3d_weight_memory_format(model, lib.channels_last_3d)
+        assert all(a is b for a, b in zip(parameters, model.parameters(), strict=True))
+        for value, parameter in zip(values, model.parameters(), strict=True):
+            np.testing.assert_array_equal(parameter.detach().numpy(), value)
+        results.append([p.stride() for p in model.parameters()])
+        lib.nn.utils.convert_conv2d_weight_memory_format(model, lib.contiguous_format)
+        results.append([p.stride() for p in model.parameters()])
+    assert results[:2] == results[2:]

@@ -8,7 +8,8 @@ every access, and parametrizations.py holds ready-made ones (weight_norm, spectr
 orthogonal, whose maps are in orthogonal_maps.py); spectral_norm.py divides a weight by its
 power-iteration spectral norm (the hook form); prune.py zeroes entries or channels of a
 parameter through a mask that a forward pre-hook multiplies in; init.py makes a module
-without initializing it (skip_init)."""
+without initializing it (skip_init); memory_format.py lays convolution weights out channels
+last."""
 
 from . import (  # noqa: F401
     clip_grad,
@@ -35,6 +36,10 @@ from .fusion import (
     fuse_linear_bn_weights,
 )
 from .init import skip_init
+from .memory_format import (
+    convert_conv2d_weight_memory_format,
+    convert_conv3d_weight_memory_format,
+)
 from .spectral_norm import remove_spectral_norm, spectral_norm
 from .weight_norm import remove_weight_norm, weight_norm
 
@@ -43,4 +48,5 @@ __all__ = ["rnn", "clip_grad", "convert_parameters", "clip_grad_norm", "clip_gra
            "vector_to_parameters", "stateless", "weight_norm", "remove_weight_norm",
            "fusion", "fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval",
            "fuse_linear_bn_weights", "parametrize", "parametrizations", "spectral_norm",
-           "remove_spectral_norm", "prune", "skip_init"]
+           "remove_spectral_norm", "prune", "skip_init", "convert_conv2d_weight_memory_format",
+           "convert_conv3d_weight_memory_format"]

@@ -201,3 +201,22 @@ def test_convolution_weights_converted_to_channels_last_as_torchs():
         lib.nn.utils.convert_conv2d_weight_memory_format(model, lib.contiguous_format)
         results.append([p.stride() for p in model.parameters()])
     assert results[:2] == results[2:]
+
+
+def test_factory_kwargs_are_torchs():
+    cases = [None, {}, {"device": "cpu", "dtype": "d"}, {"factory_kwargs": {"dtype": "d"}},
+             {"dtype": "d", "factory_kwargs": {"device": "cpu"}}, {"weight": 1},
+             {"dtype": "d", "factory_kwargs": {"dtype": "d"}}]
+    for kwargs in cases:
+        seen = []
+        for lib in (torch, autojit):
+            given = None if kwargs is None else {
+                key: ({k: lib.float64 if v == "d" else v for k, v in value.items()}
+                      if isinstance(value, dict) else lib.float64 if value == "d" else value)
+                for key, value in kwargs.items()}
+            try:
+                result = lib.nn.factory_kwargs(given)
+                seen.append({key: str(value).split(".")[-1] for key, value in result.items()})
+            except TypeError as error:
+                seen.append(str(error))
+        assert seen[0] == seen[1], kwargs

@@ -250,6 +250,30 @@ from .sync_batchnorm import SyncBatchNorm  # noqa: E402
 __all__ += ["SyncBatchNorm"]
 
 
+# ---- the factory arguments a module passes on (torch.nn.factory_kwargs) --------------------
+
+
+def factory_kwargs(kwargs):
+    """The device, dtype and memory_format of a module's **kwargs as a dict for the factory
+    functions (`autojit.empty(10, **factory_kwargs(kwargs))`), with those of a
+    `factory_kwargs=` entry; a TypeError for any other key or one given twice, as torch's."""
+    if kwargs is None:
+        return {}
+    simple_keys = {"device", "dtype", "memory_format"}
+    expected_keys = simple_keys | {"factory_kwargs"}
+    if not kwargs.keys() <= expected_keys:
+        raise TypeError(f"unexpected kwargs {kwargs.keys() - expected_keys}")
+    found = dict(kwargs.get("factory_kwargs", {}))
+    for key in simple_keys:
+        if key in kwargs:
+            if key in found:
+                raise TypeError(f"{key} specified twice, in **kwargs and in factory_kwargs")
+            found[key] = kwargs[key]
+    return found
+
+
+__all__ += ["factory_kwargs"]
+
 def __getattr__(name: str):
     # torch.nn.modules (the layers at torch's module paths) without `import ...nn.modules`, as
     # torch's nn has it; loaded on first use.

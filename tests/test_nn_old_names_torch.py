@@ -1,8 +1,9 @@
 """torch.nn's older, smaller and newer names, against torch: nn.init's deprecated functions
 without the trailing underscore (torch's FutureWarning, then the function itself), NLLLoss2d,
 the deprecated Container, nn.utils.rnn.invert_permutation, nn.utils.skip_init,
-nn.utils.convert_conv2d_weight_memory_format (and 3d), and torch 2.13's LinearCrossEntropyLoss
-with LinearCrossEntropyOptions."""
+nn.utils.convert_conv2d_weight_memory_format (and 3d), nn.factory_kwargs, F.conv_tbc and
+F.native_channel_shuffle, and torch 2.13's LinearCrossEntropyLoss with
+LinearCrossEntropyOptions."""
 
 from __future__ import annotations
 
@@ -220,3 +221,37 @@ def test_factory_kwargs_are_torchs():
             except TypeError as error:
                 seen.append(str(error))
         assert seen[0] == seen[1], kwargs
+
+
+@pytest.mark.parametrize("pad", [0, 1, 3])
+def test_conv_tbc_is_torchs(pad):
+    rng = np.random.default_rng(pad)
+    x, w, b = rng.standard_normal((7, 2, 3)), rng.standard_normal((3, 3, 4)), \
+        rng.standard_normal(4)
+    results = []
+    for lib in (torch, autojit):
+        leaves = [lib.tensor(a, requires_grad=True) for a in (x, w, b)]
+        out = lib.nn.functional.conv_tbc(*leaves, pad)
+        (out * lib.tensor(np.linspace(-1, 1, out.numel()).reshape(tuple(out.shape)))).sum() \
+            .backward()
+        results.append([out.stride(), out.detach().numpy()] +
+                       [leaf.grad.numpy() for leaf in leaves])
+    assert results[0][0] == results[1][0]
+    for expected, got in zip(results[0][1:], results[1][1:], strict=True):
+        np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
+
+
+def test_conv_tbc_errors_and_native_channel_shuffle_are_torchs():
+    shapes = [((7, 2), (3, 3, 4), (4,)), ((7, 2, 3), (3, 3), (4,)),
+              ((7, 2, 3), (3, 3, 4), (2,)), ((7, 2, 3), (3, 5, 4), (4,))]
+    for x, w, b in shapes:
+        messages = []
+        for lib in (torch, autojit):
+            with pytest.raises(RuntimeError) as caught:
+                lib.nn.functional.conv_tbc(lib.zeros(*x), lib.zeros(*w), lib.zeros(*b))
+            messages.append(str(caught.value))
+        assert messages[0] == messages[1]
+    values = np.arange(2 * 6 * 2 * 2.0).reshape(2, 6, 2, 2)
+    expected = torch.nn.functional.native_channel_shuffle(torch.tensor(values), 3).numpy()
+    got = autojit.nn.functional.native_channel_shuffle(autojit.tensor(values), 3).numpy()
+    np.testing.assert_array_equal(got, expected)

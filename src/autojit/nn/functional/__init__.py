@@ -456,7 +456,7 @@ def binary_cross_entropy_with_logits(input: Tensor, target, weight=None,  # noqa
 
 # ---- convolution, padding, pooling, resampling and normalization layers ------------------------
 # Re-exported from their modules; imported last, as nothing above uses them.
-from .conv import conv3d  # noqa: E402, F401
+from .conv import conv3d, conv_tbc  # noqa: E402, F401
 from .conv_transpose import (  # noqa: E402, F401
     conv_transpose1d,
     conv_transpose2d,
@@ -516,6 +516,8 @@ from .resampling import (  # noqa: E402, F401
     pixel_shuffle,
     pixel_unshuffle,
 )
+
+native_channel_shuffle = channel_shuffle  # torch's kernel-level name of the same shuffle
 
 # torch's keyword names (gelu(input=x)), ops/keyword_forms.py.
 _keyword_forms.accept_all(globals(), _keyword_forms.NN_FUNCTIONAL)

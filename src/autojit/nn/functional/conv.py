@@ -227,3 +227,21 @@ def conv3d(input: Tensor, weight: Tensor, bias=None, stride=1, padding=0,  # noq
            dilation=1, groups: int = 1) -> Tensor:
     """3-D cross-correlation of (N, C_in, D, H, W) with weight (C_out, C_in / groups, *k)."""
     return _conv("conv3d", input, weight, bias, stride, padding, dilation, groups, 3)
+
+
+def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:  # noqa: A002
+    """A 1-D convolution of a (time, batch, in_channels) sequence with a (kernel width,
+    in_channels, out_channels) weight and an (out_channels,) bias, `pad` steps of zeros at
+    each end: (time', batch, out_channels), torch's conv_tbc, as conv1d of the permuted
+    operands (row-major, as torch's result)."""
+    if input.ndim != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.ndim != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, "
+                           "out_channels.")
+    if bias.ndim != 1 or bias.shape[0] != weight.shape[2]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    out = conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad)
+    return out.permute(2, 0, 1).contiguous()

@@ -11,9 +11,12 @@ The update, per matrix parameter p with gradient g:
     p = p (1 - lr weight_decay) - adjusted lr * O
 
 where the adjusted lr is lr * sqrt(max(1, rows / columns)) ("original", the default) or
-lr * 0.2 * sqrt(max(rows, columns)) ("match_rms_adamw"). The Newton-Schulz iterations run in
-bfloat16 as torch's do, each op rounded to bfloat16 (torch's CPU products round once per
-addmm): the two agree to bfloat16's precision, not to the bit.
+lr * 0.2 * sqrt(max(rows, columns)) ("match_rms_adamw"). The Newton-Schulz iterations are
+torch's bfloat16 ones, computed in float32 and rounded to bfloat16 where torch's ops round
+(once per product and per addmm, whose CPU kernels accumulate in float32; once per norm, clamp
+and division): float32 and float64 parameters follow torch's to float32's rounding
+(tests/test_optim_matrix_torch.py), bfloat16 ones to one bfloat16 rounding (their momentum
+buffer's lerp rounds differently).
 
 State: momentum_buffer.
 """

@@ -1,5 +1,6 @@
-"""float16 norms, normalizations, losses and softplus against torch: they compute in float32 and
-round once (`float32_inside`, ops/autocast.py), as torch's kernels accumulate float16 in float32.
+"""float16 norms, normalizations, losses, softplus and lerp against torch: they compute in
+float32 and round once (`float32_inside`, ops/autocast.py), as torch's kernels accumulate
+float16 in float32.
 Computed in float16 they overflowed: the norm of four 200s was inf, softplus(15) inf."""
 
 from __future__ import annotations
@@ -38,3 +39,32 @@ def test_float16_results_are_torchs(name):
         results.append(np.asarray(result.tolist(), dtype=np.float64))
     assert np.all(np.isfinite(results[0]))
     np.testing.assert_allclose(results[0], results[1], rtol=2 ** -10)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("weight", [0.05, 0.7, "tensor"])
+def test_lerp_of_lower_precision_rounds_once_as_torchs(dtype, weight):
+    """lerp (and lerp_, an optimizer's moving average) of bfloat16 and float16 computes in
+    float32 and rounds once, as torch's kernel; rounded after each of its ops, 5% of a bfloat16
+    lerp's elements differed from torch's. What still differs is at ties: torch's fused
+    multiply-add rounds once where float32 ops round twice (float32 lerps differ so too)."""
+    rng = np.random.default_rng(0)
+    start, end, weights = (rng.standard_normal(20000).astype(np.float32) for _ in range(3))
+    results = []
+    for lib in (torch, autojit):
+        low = getattr(lib, dtype)
+        x, y = lib.tensor(start).to(low), lib.tensor(end).to(low)
+        w = lib.tensor(np.abs(weights)).to(low) if weight == "tensor" else weight
+        out = lib.lerp(x, y, w)
+        in_place = x.clone().lerp_(y, w)
+        assert out.dtype is low and in_place.dtype is low
+        results.append((out.float().numpy(), in_place.float().numpy()))
+        if lib is autojit:  # exactly the float32 lerp rounded once
+            wide = lib.lerp(x.float(), y.float(), w.float() if weight == "tensor" else w)
+            np.testing.assert_array_equal(out.float().numpy(), wide.to(low).float().numpy())
+    for expected, got in zip(results[0], results[1], strict=True):
+        assert (expected != got).mean() <= 0.002
+        # one rounding of the operands' size apart (a result near 0 comes from cancellation)
+        scale = np.maximum(np.abs(start), np.abs(end)) + np.abs(expected)
+        spacing = scale * (2.0 ** -7 if dtype == "bfloat16" else 2.0 ** -10)
+        assert np.all(np.abs(expected - got) <= spacing)

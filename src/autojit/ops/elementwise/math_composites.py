@@ -21,7 +21,7 @@ import numpy as np
 from ...tensor import dtypes
 from ...tensor.tensor import Tensor
 from .. import elementwise as ew
-from ..autocast import PROMOTE, autocast_op
+from ..autocast import PROMOTE, autocast_op, float32_inside
 from ..dtype_rules import promoted_dtype
 from ..limited_rules import COMPLEX32, refuse_limited
 from .math_primitives import erfc, not_implemented, tensor_argument, trunc
@@ -160,9 +160,12 @@ def _integral_scalar(value, dtype):
     return value
 
 
+@float32_inside()
 def lerp(input, end, weight):  # noqa: A002
     """Elementwise linear interpolation `input + weight * (end - input)`, computed from the
-    nearer end as torch does (exact at weight 0 and 1); weight a number or a tensor."""
+    nearer end as torch does (exact at weight 0 and 1); weight a number or a tensor. bfloat16
+    and float16 operands are computed in float32 and rounded once, as torch's kernel does (a
+    bfloat16 lerp rounded after each of its ops differed in 5% of the elements)."""
     start = tensor_argument(input, "lerp", "input", 1)
     end = tensor_argument(end, "lerp", "end", 2)
     if end.dtype is not start.dtype:

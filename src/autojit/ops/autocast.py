@@ -379,13 +379,16 @@ def _map_results(convert, result):
 _LOWER_DTYPES = (dtypes.bfloat16, dtypes.float16)
 
 
-def float32_inside(*, keep: tuple = ()):
+def float32_inside(*, keep: tuple = (), alike: bool = False):
     """Declare an op whose bfloat16 and float16 kernels in torch compute in float32 and round
     their result once, to the input's dtype, whatever the dtype of its parameters (softmax,
     gelu, mean, the normalizations): given a lower-precision first argument (and no `dtype`),
     its tensors of that dtype run as float32 and the float32 results are rounded back, where
     autojit's composite would round after each primitive, or promote to its float32
-    parameters. `keep` names arguments left as they are (state updated in place)."""
+    parameters. `keep` names arguments left as they are (state updated in place). `alike`:
+    an op whose result promotes its operands (addcmul, sinh's composite of several ops):
+    only where every tensor operand with dims has the first's dtype (a float32 one makes a
+    float32 result, which is not rounded back)."""
 
     def decorate(fn):
         signature = inspect.signature(fn)
@@ -395,11 +398,22 @@ def float32_inside(*, keep: tuple = ()):
             first = args[0] if args else None
             if not isinstance(first, Tensor) or first._dtype not in _LOWER_DTYPES:
                 return fn(*args, **kwargs)
+            if alike and not _operands_alike(first._dtype, args, kwargs):
+                return fn(*args, **kwargs)
             return _in_float32(fn, signature, keep, first._dtype, args, kwargs)
 
         return op
 
     return decorate
+
+
+def _operands_alike(lower, args: tuple, kwargs: dict) -> bool:
+    """Whether every tensor operand with dims has the dtype `lower` (0-d tensors and Python
+    numbers do not decide the result's dtype against a tensor with dims)."""
+    for value in (*args, *kwargs.values()):
+        if isinstance(value, Tensor) and value._dtype is not lower and value.ndim:
+            return False
+    return True
 
 
 def _in_float32(fn, signature, keep: tuple, lower, args: tuple, kwargs: dict):

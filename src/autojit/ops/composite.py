@@ -86,12 +86,14 @@ def exp2(x):
     return ew.pow(2.0, x)
 
 
+@float32_inside()
 def log2(x):
     """Elementwise base-2 logarithm."""
     refuse_limited("log2_vml_cpu", x, taken=UNSIGNED)
     return _scaled_log(x, _LN2)
 
 
+@float32_inside()
 def log10(x):
     """Elementwise base-10 logarithm."""
     refuse_limited("log10_vml_cpu", x, taken=UNSIGNED)

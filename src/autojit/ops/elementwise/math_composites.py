@@ -52,6 +52,7 @@ def _odd(negative, magnitude):
 
 # ---- hyperbolic functions --------------------------------------------------------------------
 
+@float32_inside()
 def sinh(input):  # noqa: A002 - torch's names
     """Elementwise hyperbolic sine; accurate near 0 (from expm1) and finite up to 710.47."""
     x = float_input(input, "sinh")
@@ -66,6 +67,7 @@ def sinh(input):  # noqa: A002 - torch's names
     return _odd(negative, ew.where(small, near, far))
 
 
+@float32_inside()
 def cosh(input):  # noqa: A002
     """Elementwise hyperbolic cosine, finite up to |x| = 710.47."""
     x = float_input(input, "cosh")
@@ -76,6 +78,7 @@ def cosh(input):  # noqa: A002
     return (0.5 * half) * half + 0.5 * ew.exp(-a)
 
 
+@float32_inside()
 def asinh(input):  # noqa: A002
     """Elementwise inverse hyperbolic sine, `log(x + sqrt(x*x + 1))` without cancellation."""
     x = float_input(input, "asinh")
@@ -91,6 +94,7 @@ def asinh(input):  # noqa: A002
     return _odd(negative, ew.where(large, far, near))
 
 
+@float32_inside()
 def atanh(input):  # noqa: A002
     """Elementwise inverse hyperbolic tangent, `(log1p(x) - log1p(-x)) / 2`; +-inf at +-1."""
     x = float_input(input, "atanh")
@@ -99,6 +103,7 @@ def atanh(input):  # noqa: A002
 
 # ---- sinc, frac, heaviside, degrees -----------------------------------------------------------
 
+@float32_inside()
 def sinc(input):  # noqa: A002
     """Elementwise normalized sinc, `sin(pi x) / (pi x)`, 1 at 0."""
     x = float_input(input, "sinc")
@@ -160,7 +165,7 @@ def _integral_scalar(value, dtype):
     return value
 
 
-@float32_inside()
+@float32_inside(alike=True)
 def lerp(input, end, weight):  # noqa: A002
     """Elementwise linear interpolation `input + weight * (end - input)`, computed from the
     nearer end as torch does (exact at weight 0 and 1); weight a number or a tensor. bfloat16
@@ -198,6 +203,7 @@ def _c_name(dtype) -> str:
 
 
 @autocast_op(cuda=PROMOTE)
+@float32_inside(alike=True)
 def addcmul(input, tensor1, tensor2, *, value=1):  # noqa: A002
     """`input + value * tensor1 * tensor2`, elementwise with broadcasting."""
     refuse_limited("addcmul_cpu_out", input, tensor1, tensor2, taken=COMPLEX32)
@@ -220,6 +226,7 @@ _INTEGER_ADDCDIV = (
 
 
 @autocast_op(cuda=PROMOTE)
+@float32_inside(alike=True)
 def addcdiv(input, tensor1, tensor2, *, value=1):  # noqa: A002
     """`input + value * tensor1 / tensor2`, elementwise with broadcasting (tensor1 and tensor2
     not both integers)."""

@@ -27,7 +27,7 @@ from ...tensor import dtypes
 from ...tensor.tensor import Tensor
 from .. import api
 from .. import elementwise as ew
-from ..autocast import PROMOTE, autocast_op
+from ..autocast import PROMOTE, autocast_op, float32_inside
 from ..complex_rules import conj
 from ..dtype_rules import promoted_dtype, rule_float
 from ..limited_rules import UNSIGNED, refuse_limited
@@ -39,6 +39,7 @@ SCALAR_TYPE_NAMES = dtypes.SCALAR_TYPE_NAMES
 
 
 # The gradients of asin, acos and acosh use it; torch.rsqrt is this one (read from composite.py).
+@float32_inside()
 def rsqrt(x):
     """Elementwise reciprocal square root, `1 / sqrt(x)`."""
     refuse_limited("rsqrt_cpu", x, taken=UNSIGNED)

@@ -15,8 +15,8 @@ lr * 0.2 * sqrt(max(rows, columns)) ("match_rms_adamw"). The Newton-Schulz itera
 torch's bfloat16 ones, computed in float32 and rounded to bfloat16 where torch's ops round
 (once per product and per addmm, whose CPU kernels accumulate in float32; once per norm, clamp
 and division): float32 and float64 parameters follow torch's to float32's rounding
-(tests/test_optim_matrix_torch.py), bfloat16 ones to one bfloat16 rounding (their momentum
-buffer's lerp rounds differently).
+(tests/test_optim_matrix_torch.py), bfloat16 ones to about one bfloat16 rounding (their
+momentum buffers to the bit).
 
 State: momentum_buffer.
 """

@@ -139,14 +139,21 @@ def _reduce(loss: Tensor, reduction: str) -> Tensor:
 def _check_float(name: str, input: Tensor, complex: bool = False,  # noqa: A002
                  kernel: str | None = None) -> None:
     """torch's errors for an input that is not a tensor, or not floating: with the name of
-    torch's kernel that refuses its dtype where given."""
+    torch's kernel that refuses its dtype where given (or a function of the input giving it)."""
     if not isinstance(input, Tensor):
         raise TypeError(f"{name}(): argument 'input' must be Tensor, not {type(input).__name__}")
     if not (input.dtype.is_floating_point or complex and input.dtype.is_complex):
         if kernel is not None:
+            kernel = kernel(input) if callable(kernel) else kernel
             raise NotImplementedError(f'"{kernel}" not implemented for '
                                       f"'{_scalar_type(input.dtype)}'")
         raise NotImplementedError(f"{name}: expected a floating point input, got {input.dtype}")
+
+
+def _log_softmax_kernel(input: Tensor) -> str:  # noqa: A002
+    """torch's log_softmax kernel for cross_entropy's classes: the last dim of a 1-D or 2-D
+    input, dim 1 of more (named only in the error path)."""
+    return f"log_softmax_{'lastdim_' if input.ndim <= 2 else ''}kernel_impl"
 
 
 def _as_operand(value) -> Tensor:
@@ -289,9 +296,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight=None, size_average=None,
                   label_smoothing: float = 0.0) -> Tensor:
     """log_softmax over the class dim, then nll_loss (class indices) or -sum(p * logq)."""
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    last = isinstance(input, Tensor) and input.ndim <= 2  # the classes are the last dim
-    _check_float("cross_entropy", input,
-                 kernel=f"log_softmax_{'lastdim_' if last else ''}kernel_impl")
+    _check_float("cross_entropy", input, kernel=_log_softmax_kernel)
     _check_reduction(reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")

@@ -291,9 +291,10 @@ def _lower_scaled(x, y, alpha, function: str, subtract: bool):
     product and the sum rounded to bfloat16 each differed from torch's in a quarter of the
     elements: `p.add_(update, alpha=-lr)` of bfloat16 parameters); None for other dtypes or
     operands of another dtype with dims (a float32 result)."""
+    if not (isinstance(x, Tensor) and x._dtype in _LOWER or
+            isinstance(y, Tensor) and y._dtype in _LOWER):
+        return None  # (the common case, read before any conversion: no such result)
     x, y = ew.operand(x, function), ew.operand(y, function)
-    if not isinstance(x, Tensor) and not isinstance(y, Tensor):
-        return None
     dtype = promoted_dtype((x, y))
     if dtype not in _LOWER or isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
         return None

@@ -1,5 +1,6 @@
-"""The native convolution routines side by side: vectorized over positions against vectorized
-over channels (codegen/cpu/convolution/channels.py), per product, and which one autojit takes.
+"""The native convolution routines side by side: vectorized over positions, vectorized over
+channels (codegen/cpu/convolution/channels.py) and one gemm of gathered windows (gemm.py), per
+product, and which one autojit takes.
 
     python bench/conv_routines.py            # the layers of docs/notes/convolution.md
     python bench/conv_routines.py --sweep    # 702 products: how far the choice is from the best
@@ -8,9 +9,10 @@ over channels (codegen/cpu/convolution/channels.py), per product, and which one 
         # every convolution of bench/models.py's models, as each step calls it: the chosen
         # routine against torch, per layer and summed per kind over the model's step
 
-Microseconds per eager call on one thread (medians), float32; `*` marks the routine chosen.
-The layers' table adds torch's time for the same product (`conv2d`, and
-`aten.convolution_backward` asked for the one gradient), in the same process.
+Microseconds per eager call on one thread (medians), float32; `*` marks the routine chosen
+(gemm: "-" where it does not run here). The layers' table adds torch's time for the same product
+(`conv2d`, and `aten.convolution_backward` asked for the one gradient), in the same process;
+the models' table each layer's time with the gemm turned off (gemm.MODE).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import numpy as np
 
 import autojit
 from autojit.codegen.cpu import convolution as native
-from autojit.codegen.cpu.convolution import channels
+from autojit.codegen.cpu.convolution import channels, gemm
 
 LAYERS = {  # name: (batch, in channels, out channels, size, stride)
     "16->32 3x3 on 4x4 (the end-to-end CNN's)": (64, 16, 32, 4, 1),
@@ -64,28 +66,39 @@ def products(batch: int, cin: int, cout: int, size: int, stride: int, spatial: i
             "weight": ((x, g), {**attrs, "kernel_size": w.shape[2:]})}
 
 
+def _geometry(kind: str, operands: tuple, attrs: dict):
+    return native.geometry(kind, operands[0].shape, operands[1].shape, native.attrs_key(attrs),
+                           operands[0].dtype.str)
+
+
 def timed(kind: str, operands: tuple, attrs: dict, number: int) -> dict:
-    """{"positions": us, "channels": us, "chosen": name} for one product."""
+    """{"positions": us, "channels": us, "gemm": us or None, "chosen": name} for one
+    product."""
     found = {}
     try:
-        for mode in ("positions", "channels"):
-            channels.MODE = mode
+        for mode in ("positions", "channels", "gemm"):
+            channels.MODE, gemm.MODE = (None, "gemm") if mode == "gemm" else (mode, None)
             native.geometry.cache_clear()
+            if mode == "gemm" and not isinstance(_geometry(kind, operands, attrs),
+                                                 gemm.GemmGeometry):
+                found[mode] = None
+                continue
             native.eager(kind, *operands, attrs)
             found[mode] = statistics.median(timeit.repeat(
                 lambda: native.eager(kind, *operands, attrs), number=number, repeat=5)) / \
                 number * 1e6
     finally:
-        channels.MODE = None
+        channels.MODE = gemm.MODE = None
         native.geometry.cache_clear()
-    geometry = native.geometry(kind, operands[0].shape, operands[1].shape,
-                               native.attrs_key(attrs), operands[0].dtype.str)
-    found["chosen"] = "channels" if isinstance(geometry, channels.ChannelGeometry) \
-        else "positions"
+    geometry = _geometry(kind, operands, attrs)
+    found["chosen"] = "gemm" if isinstance(geometry, gemm.GemmGeometry) else \
+        "channels" if isinstance(geometry, channels.ChannelGeometry) else "positions"
     return found
 
 
 def mark(found: dict, mode: str) -> str:
+    if found[mode] is None:
+        return "-"
     return f"{found[mode]:,.0f}{' *' if found['chosen'] == mode else ''}"
 
 
@@ -123,12 +136,13 @@ def torch_timed(kind: str, operands: tuple, attrs: dict, number: int) -> float:
 
 
 def layers(table: dict) -> None:
-    print("| layer | product | positions us | channels us | torch us |\n|---|---|---:|---:|---:|")
+    print("| layer | product | positions us | channels us | gemm us | torch us |\n"
+          "|---|---|---:|---:|---:|---:|")
     for name, shape in table.items():
         for kind, (operands, attrs) in products(*shape).items():
             found = timed(kind, operands, attrs, 20)
             print(f"| {name} | {kind} | {mark(found, 'positions')} | "
-                  f"{mark(found, 'channels')} | "
+                  f"{mark(found, 'channels')} | {mark(found, 'gemm')} | "
                   f"{torch_timed(kind, operands, attrs, 20):,.0f} |")
 
 
@@ -140,10 +154,12 @@ def sweep() -> None:
             continue
         for kind, (operands, attrs) in products(32, cin, cout, size, stride, spatial).items():
             found = timed(kind, operands, attrs, 10)
-            best = min(found["positions"], found["channels"])
+            best = min(value for value in (found["positions"], found["channels"],
+                                           found["gemm"]) if value is not None)
             ratios.append(found[found["chosen"]] / best)
             print(f"{cin}->{cout} {spatial}-d {size} s{stride} {kind}: positions "
                   f"{mark(found, 'positions')}, channels {mark(found, 'channels')}, "
+                  f"gemm {mark(found, 'gemm')}, "
                   f"chosen / best {ratios[-1]:.2f}", flush=True)
     print(f"{len(ratios)} products: chosen / best median {statistics.median(ratios):.2f}, "
           f"worst {max(ratios):.2f}, {sum(r > 1.1 for r in ratios)} above 1.1")
@@ -184,6 +200,7 @@ def models_table(names: list) -> None:
     totals = collections.Counter()
     print("| calls | input -> weight, stride, padding, groups | routine | forward us | input us "
           "| weight us |\n|---:|---|---|---:|---:|---:|")
+    print("(each cell: autojit / torch, and autojit without the gemm where it is chosen)")
     for (x_shape, w_shape, stride, padding, dilation, groups), calls in \
             model_layers(names).items():
         rng = np.random.default_rng(0)
@@ -199,20 +216,36 @@ def models_table(names: list) -> None:
                     "weight": ((x, g), {**attrs, "kernel_size": w_shape[2:]})}
         cells = []
         for kind, (pair, kind_attrs) in operands.items():
-            ours = statistics.median(timeit.repeat(
-                lambda k=kind, p=pair, a=kind_attrs: native.eager(k, *p, a), number=5,
-                repeat=5)) / 5e-6
+            def run(k=kind, p=pair, a=kind_attrs):
+                return statistics.median(timeit.repeat(
+                    lambda: native.eager(k, *p, a), number=5, repeat=5)) / 5e-6
+
+            ours = run()
             theirs = torch_timed(kind, pair, kind_attrs, 5)
             totals[kind, "autojit"] += ours * calls
             totals[kind, "torch"] += theirs * calls
-            cells.append(f"{ours:,.0f} / {theirs:,.0f}")
+            cell = f"{ours:,.0f} / {theirs:,.0f}"
+            if isinstance(_geometry(kind, pair, kind_attrs), gemm.GemmGeometry):
+                try:
+                    gemm.MODE = "off"
+                    native.geometry.cache_clear()
+                    without = run()
+                finally:
+                    gemm.MODE = None
+                    native.geometry.cache_clear()
+                totals[kind, "without"] += without * calls
+                cell += f" ({without:,.0f})"
+            else:
+                totals[kind, "without"] += ours * calls
+            cells.append(cell)
         routine = type(native.geometry("forward", x_shape, w_shape, native.attrs_key(attrs),
                                        "<f4")).__name__
         print(f"| {calls} | {x_shape} -> {w_shape}, {stride[0]}, {padding[0]}, {groups} | "
               f"{routine} | {' | '.join(cells)} |", flush=True)
     for kind in ("forward", "input", "weight"):
-        print(f"{kind}: autojit {totals[kind, 'autojit'] / 1e3:.2f} ms, torch "
-              f"{totals[kind, 'torch'] / 1e3:.2f} ms a step")
+        print(f"{kind}: autojit {totals[kind, 'autojit'] / 1e3:.2f} ms (without the gemm "
+              f"{totals[kind, 'without'] / 1e3:.2f}), torch {totals[kind, 'torch'] / 1e3:.2f} ms "
+              "a step")
 
 
 def main() -> None:

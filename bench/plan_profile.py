@@ -76,7 +76,7 @@ def _out_sizes(sizes, kernel, attrs) -> tuple:
 
 def step_times(compiled, call, calls: int = 20, warmup: int = 3):
     """([(index, kind, label, flops or 0, wall median s, cpu median s)] per step of the
-    compiled function's plan (its latest executable's), the native program's median wall
+    compiled function's plan (the executable a profiled call runs), the native program's median wall
     seconds per call).
 
     `call()` calls the compiled function on its arguments."""
@@ -84,15 +84,14 @@ def step_times(compiled, call, calls: int = 20, warmup: int = 3):
 
     for _ in range(warmup):
         call()
-    plan = compiled.executables[-1].plan
     program = []
     for _ in range(calls):
         started = time.perf_counter()
         call()
         program.append(time.perf_counter() - started)
-    walls: dict = {index: [] for index in range(len(plan.steps))}
-    cpus: dict = {index: [] for index in range(len(plan.steps))}
-    originals = {}
+    walls: dict = {}
+    cpus: dict = {}
+    originals: dict = {}
 
     def timed(index, run):
         def wrapper(environment):
@@ -102,12 +101,21 @@ def step_times(compiled, call, calls: int = 20, warmup: int = 3):
             walls[index].append(time.perf_counter() - wall)
         return wrapper
 
-    for index, step in enumerate(plan.steps):
-        originals[index] = step.__dict__.get("run")
-        step.run = timed(index, step.run)
     try:
         # With a profiler on, the plan runs its steps from Python (plan.Plan._run_profiled).
+        # A function traced with record_function ranges inside is traced again under a
+        # profiler, into an executable of its own: the one whose calls the first profiled call
+        # counts is the one timed.
         with autojit.autograd.profiler.profile():
+            counts = {id(executable): executable.calls for executable in compiled.executables}
+            call()
+            plan = next(executable.plan for executable in compiled.executables
+                        if counts.get(id(executable)) != executable.calls)
+            walls = {index: [] for index in range(len(plan.steps))}
+            cpus = {index: [] for index in range(len(plan.steps))}
+            for index, step in enumerate(plan.steps):
+                originals[index] = step.__dict__.get("run")
+                step.run = timed(index, step.run)
             for _ in range(warmup + calls):
                 call()
     finally:

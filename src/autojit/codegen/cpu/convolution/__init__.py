@@ -524,13 +524,14 @@ def geometry(kind: str, first: tuple, second: tuple, attrs: tuple, dtype: str) -
     """The product's tables: for the routines vectorized over positions, or over channels
     where those compute much less (small images: channels.py); a depthwise product's for the
     routines of depthwise.py."""
-    from .channels import by_channels  # it builds on this module's Geometry
+    from . import channels, gemm  # they build on this module's Geometry
     from .depthwise import DepthwiseGeometry, applies
 
     attrs = dict(attrs)
     if applies(kind, first, second, attrs["groups"]):
         return DepthwiseGeometry(kind, first, second, attrs, dtype, lanes(dtype, wide()))
-    return by_channels(Geometry(kind, first, second, attrs, dtype))
+    found = gemm.by_gemm(kind, first, second, attrs, dtype, channels.MODE)
+    return found or channels.by_channels(Geometry(kind, first, second, attrs, dtype))
 
 
 def attrs_key(attrs: dict) -> tuple:

@@ -3,6 +3,8 @@ back."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import warnings
 
 import numpy as np
@@ -338,6 +340,51 @@ def test_each_step_of_a_compiled_call_is_a_profiler_event():
     names = [event.name for event in prof.function_events]
     assert names[0] == "autojit::matmul"
     assert "autojit::kernel k0_exp_add_sum" in names
+
+
+_PROFILED_STEP = """
+import torch
+
+model = torch.nn.Linear(4, 3)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+
+def step(x):
+    optimizer.zero_grad()
+    loss = torch.flatten(model(x)).exp().sum()
+    loss.backward()
+    optimizer.step()
+    return loss.detach()
+
+
+x = torch.ones(2, 4)
+compiled = torch.compile(step)
+compiled(x)
+compiled(x)
+with torch.autograd.profiler.profile() as prof:
+    compiled(x)
+    later = torch.compile(step)
+    later(x)
+    later(x)
+compiled(x)
+later(x)
+print(len(compiled.executables), compiled.recompile_reasons)
+print(len(later.executables), later.recompile_reasons)
+print("autojit::matmul" in [event.name for event in prof.function_events])
+"""
+
+
+def test_a_profiler_does_not_trace_a_function_reading_public_functions_again(tmp_path):
+    """A profiler puts dispatching wrappers in place of torch's public functions
+    (tensor/torch_function.py) and takes them off after: a training step that reads one
+    (`torch.flatten`, through the drop-in) runs the executable traced without them under the
+    profiler, and one traced under it runs after it. Each traced again before."""
+    script = tmp_path / "profiled.py"
+    script.write_text(_PROFILED_STEP)
+    done = subprocess.run([sys.executable, "-m", "autojit.drop_in", str(script)],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:3] == ["1 []", "1 []", "True"]
 
 
 def test_random_numbers_are_drawn_anew_on_each_call_as_eager_draws_them():

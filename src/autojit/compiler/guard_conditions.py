@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import re
+import types
 
 import numpy as np
 
@@ -20,6 +21,7 @@ from ..ir.eager_layout import layout_signature
 from ..tensor import dtypes
 from ..tensor.state import RECORDING, state
 from ..tensor.tensor import Tensor
+from ..tensor.torch_function import wrapped_function
 from .array_values import array_bytes
 from .guards import _KEY_SCALARS, GuardSet, _short, separate
 from .nested_arguments import describe
@@ -81,8 +83,21 @@ def observation_conditions(guards: GuardSet, observations: list, runtime=frozens
                            f"{what} was set (it was empty)", path[:-1],
                            what[:-len(observation.value) - 1])
         elif kind == "is":
-            guards.require(f"$ is {guards.constant(observation.value, 'O')}",
+            guards.require(_identity(guards, observation.value),
                            f"{what} is another object than when traced", path, what)
+
+
+def _identity(guards: GuardSet, value) -> str:
+    """`$ is value`; for a function, also its dispatching wrapper (tensor/torch_function.py):
+    a profiler, or the first tensor subclass with __torch_function__, puts wrappers in place
+    of torch's public functions and takes them off again, which made every compiled function
+    that reads one (`torch.flatten` in a model's forward) trace again under a profiler."""
+    inner = wrapped_function(value)
+    value = value if inner is None else inner
+    name = guards.constant(value, "O")
+    if value.__class__ not in (types.FunctionType, types.BuiltinFunctionType):
+        return f"$ is {name}"
+    return f"($ is {name} or {guards.constant(wrapped_function, 'C')}($) is {name})"
 
 
 def arrays_to_compare(walk: Walk, graph) -> list:

@@ -610,6 +610,15 @@ def _wrap_tensor() -> None:
             wrapper._public[:] = [target] if operator != "__eq__" else [target, "plain"]
 
 
+def wrapped_function(value):
+    """The function a dispatching wrapper of this module wraps (what its namespace held before
+    the wrappers were put on, and holds again once they are taken off), else None: a guard
+    on a global function accepts either (compiler/guard_conditions.py)."""
+    if value.__class__ is types.FunctionType:
+        return getattr(value, _WRAPPED, None)
+    return None
+
+
 def _autojits(function) -> bool:
     module = getattr(function, "__module__", None) or ""
     return module == "autojit" or module.startswith("autojit.")

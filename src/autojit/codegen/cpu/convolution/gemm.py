@@ -12,9 +12,10 @@ batch of N images with P output positions each, C input and O output channels an
 
 - forward: col (K x NP) gathered from the images, Y (O x NP) = W (O x K) @ col, out[n, o, p] =
   Y[o, n * P + p] (a swap of the first two axes);
-- input gradient: G (O x NP) the gradient swapped, D (K x NP) = W^T @ G (W read transposed
-  where it lies), each input element the sum of the entries of D whose windows read it, in
-  the order of the taps, then the positions (gemm_ir.py's scatter).
+- input gradient: G (NP x O) each image's gradient transposed, D (NP x K) = G @ W (W read
+  as it lies: 15-33% faster than W^T @ G^T on the ResNet-18's and EfficientNet's layers),
+  each input element the sum of the entries of D whose windows read it, in the order of the
+  taps, then the positions (gemm_ir.py's scatter).
 
 The weight gradient stays with the channel routines, whose direct product of few terms
 (channels.DIRECT_TERMS) packs nothing: as a gemm, out (O x K) = G @ col^T, it measured no
@@ -84,7 +85,7 @@ class GemmGeometry:
         window = _window(space)
         sections = [window.reshape(-1)]
         if kind == "input":
-            sections += _scatter_table(window, self.channel_size, self.columns)
+            sections += _scatter_table(window, self.channel_size, self.depth)
         self._at = np.cumsum([0] + [len(section) for section in sections]).tolist()
         self.table = np.concatenate(sections).astype(np.int64)
         self.table_address = self.table.ctypes.data
@@ -100,7 +101,7 @@ class GemmGeometry:
         """(rows, inner, columns, transpose a, transpose b) of the gemm."""
         if self.kind == "forward":
             return self.out_channels, self.depth, self.columns, False, False
-        return self.depth, self.out_channels, self.columns, True, False
+        return self.columns, self.out_channels, self.depth, False, False
 
     def calls(self, first: np.ndarray, second: np.ndarray, out: np.ndarray,
               scratch: np.ndarray) -> list:
@@ -108,11 +109,9 @@ class GemmGeometry:
         (function, argument words, positions of the words holding pointers, parts)."""
         address = workers.data_address
         offset = (-address(scratch) % 64) // self.dtype.itemsize
-        big = scratch[offset:offset + self.depth * self.columns].reshape(
-            self.depth, self.columns)
+        big = scratch[offset:offset + self.depth * self.columns]
         start = offset + self._big
-        middle = scratch[start:start + self.out_channels * self.columns].reshape(
-            self.out_channels, self.columns)
+        middle = scratch[start:start + self.out_channels * self.columns]
         functions = _functions(self.dtype)
         parts = _cores()
         weight = second.reshape(self.out_channels, self.depth)
@@ -122,16 +121,18 @@ class GemmGeometry:
                       self.channels, self.channels * self.channel_size, self.channel_size,
                       self.taps, self.positions, count]
             return [(functions["gather"], gather, (0, 1, 2), count),
-                    *_gemm_calls(weight, big, middle),
-                    _swap(functions, middle, out, self.out_channels, self.batch,
+                    *_gemm_calls(weight, big.reshape(self.depth, self.columns),
+                                 middle.reshape(self.out_channels, self.columns)),
+                    _swap(functions, middle, out, 1, self.out_channels, self.batch,
                           self.positions, parts)]
         at, count = self._at, min(parts, self.batch * self.channels)
         scatter = [address(big), address(out), self.table_address + at[1] * 8,
                    self.table_address + at[2] * 8, self.batch, self.channels,
-                   self.channel_size, self.taps * self.columns, self.positions, count]
+                   self.channel_size, self.taps, self.positions * self.depth, count]
         return [_swap(functions, first, middle, self.batch, self.out_channels, self.positions,
-                      parts),
-                *_gemm_calls(weight.T, middle, big),
+                      1, parts),
+                *_gemm_calls(middle.reshape(self.columns, self.out_channels), weight,
+                             big.reshape(self.columns, self.depth)),
                 (functions["scatter"], scatter, (0, 1, 2, 3), count)]
 
     def run(self, first: np.ndarray, second: np.ndarray, out: np.ndarray,
@@ -145,12 +146,12 @@ class GemmGeometry:
         Geometry.run_calls(calls)
 
 
-def _swap(functions: dict, source: np.ndarray, target: np.ndarray, outer: int, middle: int,
-          inner: int, parts: int) -> tuple:
-    """target[b, a, :] = source[a, b, :] for source (outer, middle, inner)."""
+def _swap(functions: dict, source: np.ndarray, target: np.ndarray, batch: int, outer: int,
+          middle: int, inner: int, parts: int) -> tuple:
+    """target[n, b, a, :] = source[n, a, b, :] for source (batch, outer, middle, inner)."""
     address = workers.data_address
-    count = min(parts, middle)
-    words = [address(source), address(target), outer, middle, inner, count]
+    count = min(parts, batch * middle)
+    words = [address(source), address(target), batch, outer, middle, inner, count]
     return functions["swap"], words, (0, 1), count
 
 
@@ -194,17 +195,17 @@ def _window(space) -> np.ndarray:
     return np.where(inside, offsets, -1).astype(np.int64)
 
 
-def _scatter_table(window: np.ndarray, channel_size: int, columns: int) -> list:
+def _scatter_table(window: np.ndarray, channel_size: int, depth: int) -> list:
     """[starts, entries]: the (t, p) pairs whose windows read input element s, as offsets
-    t * columns + p into a channel's rows of D, at entries[starts[s]:starts[s + 1]], in the
-    order of t, then p."""
+    p * depth + t from an image's and channel's first entry of D (NP x K), at
+    entries[starts[s]:starts[s + 1]], in the order of t, then p."""
     positions = window.shape[1]
     flat = window.reshape(-1)
     order = np.argsort(flat, kind="stable")
     order = order[flat[order] >= 0]
     starts = np.searchsorted(flat[order], np.arange(channel_size + 1))
     tap, position = np.divmod(order, positions)
-    return [starts.astype(np.int64), (tap * columns + position).astype(np.int64)]
+    return [starts.astype(np.int64), (position * depth + tap).astype(np.int64)]
 
 
 def _cores() -> int:

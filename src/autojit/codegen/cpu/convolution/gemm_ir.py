@@ -6,9 +6,10 @@ rows cut by channels_ir's `_share`.
 
 - `gather`: col[c * taps + t, n * positions + p] = source[n, c, window[t, p]], or 0 where the
   tap reads the padding (window -1); the part's share of the k rows (c, t).
-- `swap`: target[b, a, :] = source[a, b, :] for an (A, B, inner) array; the part's share of b.
-- `scatter`: target[n, c, s] = the sum, over the (t, p) the window table lists for s in
-  order, of col[c * taps + t, n * positions + p] (0 where none); the part's share of the
+- `swap`: target[n, b, a, :] = source[n, a, b, :] for (N, A, B, inner) arrays; the part's
+  share of the (n, b) rows.
+- `scatter`: target[n, c, s] = the sum, over the entries e the table lists for s in order,
+  of d[n * image_stride + c * channel_stride + e] (0 where none); the part's share of the
   (n, c) image channels. The order of each sum is the table's, whatever the parts.
 """
 
@@ -22,9 +23,9 @@ from .ir import TYPES, load_words
 
 GATHER_ARGUMENT = ("source", "col", "window", "images", "channels", "source_image",
                    "channel_size", "taps", "positions", "parts")
-SWAP_ARGUMENT = ("source", "target", "outer", "middle", "inner", "parts")
-SCATTER_ARGUMENT = ("col", "target", "starts", "entries", "images", "channels",
-                    "channel_size", "channel_columns", "positions", "parts")
+SWAP_ARGUMENT = ("source", "target", "batch", "outer", "middle", "inner", "parts")
+SCATTER_ARGUMENT = ("d", "target", "starts", "entries", "images", "channels",
+                    "channel_size", "channel_stride", "image_stride", "parts")
 NAMES = ("gather", "swap", "scatter")
 
 
@@ -73,31 +74,41 @@ def _swap(dtype, scalar: str) -> str:
     arg = load_words(f, "%argument", SWAP_ARGUMENT, ("source", "target"))
     size = np.dtype(dtype).itemsize
     run = f.binary("mul", arg["inner"], size)
-    start, stop = _share(f, arg["middle"], arg["parts"])
-    with f.loop(start, stop, hint="b") as middle:
+    plane = f.binary("mul", f.binary("mul", arg["outer"], arg["middle"]), arg["inner"])
+    start, stop = _share(f, f.binary("mul", arg["batch"], arg["middle"]), arg["parts"])
+    single = f.op(f"icmp eq i64 {arg['inner']}, 1")
+    with f.loop(start, stop, hint="b") as row:
+        image = f.binary("sdiv", row, arg["middle"])
+        middle = f.binary("srem", row, arg["middle"])
+        source = f.element(scalar, arg["source"], f.binary("mul", image, plane))
+        target = f.element(scalar, arg["target"], f.binary("mul", image, plane))
         with f.loop(0, arg["outer"], hint="a") as outer:
-            source = f.element(scalar, arg["source"], f.binary("mul", f.binary(
+            read = f.element(scalar, source, f.binary("mul", f.binary(
                 "add", f.binary("mul", outer, arg["middle"]), middle), arg["inner"]))
-            target = f.element(scalar, arg["target"], f.binary("mul", f.binary(
+            write = f.element(scalar, target, f.binary("mul", f.binary(
                 "add", f.binary("mul", middle, arg["outer"]), outer), arg["inner"]))
-            f.emit(f"call void @llvm.memcpy.p0.p0.i64(ptr {target}, ptr {source}, "
-                   f"i64 {run}, i1 false)")
+            with f.when(single):  # a transposition: one element, not a call
+                value = f.op(f"load {scalar}, ptr {read}")
+                f.emit(f"store {scalar} {value}, ptr {write}")
+            with f.when(f.op(f"xor i1 {single}, true")):
+                f.emit(f"call void @llvm.memcpy.p0.p0.i64(ptr {write}, ptr {read}, "
+                       f"i64 {run}, i1 false)")
     f.emit("ret i32 0")
     return f.text()
 
 
 def _scatter(dtype, scalar: str) -> str:
     f = Function(f"define i32 @{symbol(dtype, 'scatter')}(ptr %argument, i64 %part) {{")
-    arg = load_words(f, "%argument", SCATTER_ARGUMENT, ("col", "target", "starts", "entries"))
+    arg = load_words(f, "%argument", SCATTER_ARGUMENT, ("d", "target", "starts", "entries"))
     count = f.binary("mul", arg["images"], arg["channels"])
     start, stop = _share(f, count, arg["parts"])
     sum_slot = f.stack(f"[1 x {scalar}]")
     with f.loop(start, stop, hint="nc") as image_channel:
         image = f.binary("sdiv", image_channel, arg["channels"])
         channel = f.binary("srem", image_channel, arg["channels"])
-        base = f.element(scalar, arg["col"], f.binary(
-            "add", f.binary("mul", channel, arg["channel_columns"]),
-            f.binary("mul", image, arg["positions"])))
+        base = f.element(scalar, arg["d"], f.binary(
+            "add", f.binary("mul", channel, arg["channel_stride"]),
+            f.binary("mul", image, arg["image_stride"])))
         out = f.element(scalar, arg["target"], f.binary("mul", image_channel,
                                                         arg["channel_size"]))
         with f.loop(0, arg["channel_size"], hint="s") as place:

@@ -22,15 +22,16 @@ from autojit.codegen.cpu.convolution import channels, gemm
 torch = pytest.importorskip("torch")
 F = autojit.nn.functional
 
-# (spatial, batch, in channels, out channels, stride, padding, dilation, kernel, size): every
-# product has at least 16 rows and 24 columns, as gemm/kernel.py's product needs.
+# (spatial, batch, in channels, out channels, stride, padding, dilation, kernel, size): both
+# products have at least 16 rows and 24 columns, as gemm/kernel.py's product needs (the
+# fixture records the geometries by_gemm gives, so a case the gemm does not take fails).
 CASES = [
     (2, 8, 24, 32, 1, 1, 1, 3, 2),
-    (2, 4, 16, 40, 2, 1, 1, 3, 4),
-    (2, 3, 20, 24, 1, 0, 1, 1, 3),
+    (2, 8, 16, 40, 2, 1, 1, 3, 4),
+    (2, 3, 28, 24, 1, 0, 1, 1, 3),
     (2, 2, 8, 17, 2, ((0, 1), (2, 0)), 1, 2, 7),
     (2, 2, 6, 18, 1, 2, 2, 3, 5),
-    (1, 5, 12, 20, 3, 1, 1, 4, 13),
+    (1, 8, 12, 20, 3, 1, 1, 4, 13),
     (3, 3, 4, 16, 1, 1, 1, 3, 3),
     (2, 1, 32, 16, 2, 1, 1, 3, 9),
 ]
@@ -49,15 +50,16 @@ def made(monkeypatch):
     """Every product by the gemm where it can run (gemm.MODE), and the kinds of product it
     computed."""
     found = []
-    geometry = gemm.GemmGeometry
+    choose = gemm.by_gemm
 
     def spy(*arguments):
-        result = geometry(*arguments)
-        found.append(result.kind)
+        result = choose(*arguments)
+        if result is not None:
+            found.append(result.kind)
         return result
 
     monkeypatch.setattr(gemm, "MODE", "gemm")
-    monkeypatch.setattr(gemm, "GemmGeometry", spy)
+    monkeypatch.setattr(gemm, "by_gemm", spy)
     native.geometry.cache_clear()
     yield found
     native.geometry.cache_clear()
@@ -205,3 +207,27 @@ def test_the_choice_takes_large_weights_on_few_positions():
             assert isinstance(found, gemm.GemmGeometry) == expected, (kind, first, second)
     finally:
         native.geometry.cache_clear()
+
+
+@pytest.mark.parametrize("kind", ["forward", "input"])
+def test_uneven_padding_strides_and_dilation_reach_the_windows(kind, made):
+    """The gathered windows and the scatter's table follow each side's padding, the strides
+    and the dilation of the geometry itself (the tests above pad with F.pad)."""
+    rng = np.random.default_rng(13)
+    attrs = {"stride": (2, 1), "padding": ((0, 2), (3, 1)), "dilation": (1, 2), "groups": 1}
+    x = rng.standard_normal((3, 12, 7, 6)).astype("float64")
+    w = rng.standard_normal((20, 12, 3, 3)).astype("float64")
+    xt, wt = torch.tensor(x), torch.tensor(w)
+    padded = torch.nn.functional.pad(xt, (3, 1, 0, 2))
+    yt = torch.nn.functional.conv2d(padded, wt, stride=(2, 1), dilation=(1, 2))
+    if kind == "forward":
+        mine, theirs = native.eager("forward", x, w, attrs), yt
+    else:
+        g = rng.standard_normal(tuple(yt.shape))
+        xt.requires_grad_(True)
+        out = torch.nn.functional.conv2d(torch.nn.functional.pad(xt, (3, 1, 0, 2)), wt,
+                                         stride=(2, 1), dilation=(1, 2))
+        (theirs,) = torch.autograd.grad(out, xt, torch.tensor(g))
+        mine = native.eager("input", g, w, {**attrs, "input_size": (7, 6)})
+    assert made == [kind]
+    np.testing.assert_allclose(mine, theirs.detach().numpy(), rtol=1e-12, atol=1e-12)

@@ -8,7 +8,7 @@ import importlib
 
 from .. import config
 from ..compiler import backends
-from ..ops.elementwise import native_math
+from ..ops.elementwise import math_primitives, native_math
 from ..ops.indexing import row_accumulation
 from ..ops.nn import activations, batch_norm, convolution, normalization, softmax
 
@@ -41,6 +41,10 @@ _native_channels = _installed(
 _native_math = _installed(
     native_math, "eager_math", "unary",
     "The eager impls' exp, tanh, erf, ... of large arrays as native loops (cpu/eager_math.py).")
+_native_select = _installed(
+    math_primitives, "eager_select", "run",
+    "The eager relu and threshold_backward of large arrays as one native loop each "
+    "(cpu/eager_select.py).")
 _native_gelu = _installed(
     activations, "eager_gelu", "run",
     "The eager gelu routines of large arrays as one native loop each (cpu/eager_gelu.py).")

@@ -33,6 +33,7 @@ from ..dtype_rules import promoted_dtype, rule_float
 from ..limited_rules import UNSIGNED, refuse_limited
 from ..registry import Elementwise, bind, define_op, share_node
 from ..shape_rules import broadcast_shapes, broadcast_with_attrs
+from . import native_math
 
 # torch's names of the scalar types, as its "not implemented for" errors print them.
 SCALAR_TYPE_NAMES = dtypes.SCALAR_TYPE_NAMES
@@ -322,14 +323,35 @@ def _rule_relu(inputs, attrs):
     return dtype, dtype
 
 
+# Set by codegen (codegen/cpu/eager_select.py's `run`, installed by codegen/__init__.py):
+# NATIVE(name, arrays, threshold) -> relu or threshold_backward of C-contiguous float arrays
+# of one dtype and shape as one native loop, the bits of the NumPy forms below, or None.
+NATIVE = None
+_NATIVE_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _native_select(name: str, arrays: tuple, threshold: float = 0.0):
+    first = arrays[0]
+    if NATIVE is None or first.size < native_math.MIN_ELEMENTS or \
+            any(array.__class__ is not np.ndarray or not array.flags.c_contiguous or
+                array.dtype != first.dtype or array.shape != first.shape for array in arrays) \
+            or first.dtype not in _NATIVE_FLOATS:
+        return None
+    return NATIVE(name, list(arrays), threshold)
+
+
 def _relu_impl(x):
     # torch's clamp_min(x, 0): only values below zero are replaced, so -0.0 and NaN stay
-    # (the select's branchless path on large arrays).
-    return ew.WHERE.impl(np.less(x, 0), 0, x)
+    # (the select's branchless path on large arrays; one native loop on large float arrays).
+    found = _native_select("relu", (x,))
+    return ew.WHERE.impl(np.less(x, 0), 0, x) if found is None else found
 
 
 def _threshold_backward_impl(grad, x, threshold):
     # Laid out as the operands, as torch's kernel is (the select follows them).
+    found = _native_select("threshold_backward", (grad, x), threshold)
+    if found is not None:
+        return found
     below = np.less_equal(x, x.dtype.type(threshold))
     return ew.WHERE.impl(below, np.zeros((), grad.dtype), grad)
 

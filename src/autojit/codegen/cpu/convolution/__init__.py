@@ -2,7 +2,8 @@
 (ops/nn/convolution.py) for float32 and float64, on every core, for eager calls and compiled plans
 alike (docs/notes/convolution.md). This package's other modules: ir.py and weight_ir.py (the LLVM IR
 of these routines), channels.py and channels_ir.py (the products vectorized over channels, for small
-output grids), depthwise.py (depthwise products, channels in the lanes).
+output grids), depthwise.py (depthwise products, channels in the lanes), gemm.py and gemm_ir.py
+(large weights on few output positions as one gemm of the gathered windows).
 
 A convolution's geometry (shapes, strides, padding, dilation, groups) becomes, once, the
 integer tables the routines of ir.py read: how an image is laid out in scratch
@@ -523,7 +524,8 @@ class Geometry:
 def geometry(kind: str, first: tuple, second: tuple, attrs: tuple, dtype: str) -> Geometry:
     """The product's tables: for the routines vectorized over positions, or over channels
     where those compute much less (small images: channels.py); a depthwise product's for the
-    routines of depthwise.py."""
+    routines of depthwise.py; a large weight's on few output positions as one gemm
+    (gemm.py)."""
     from . import channels, gemm  # they build on this module's Geometry
     from .depthwise import DepthwiseGeometry, applies
 

@@ -18,10 +18,10 @@ dtype, made on first use (or loaded from the kernel disk cache, helper_modules.p
 from __future__ import annotations
 
 import ctypes
-import threading
 
 import numpy as np
 
+from . import workers
 from .workers import data_address
 
 _DTYPES = {np.dtype(np.float32): "f32", np.dtype(np.float64): "f64"}
@@ -29,8 +29,8 @@ _SIGNATURES = {"relu": ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, 
                "threshold_backward": ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p,
                                                       ctypes.c_void_p, ctypes.c_int64,
                                                       ctypes.c_double)}
-_loops: dict = {}  # dtype -> {name: ctypes function}, or None where none can be made
-_lock = threading.Lock()
+_loops: dict = {}  # dtype -> {name: address}, or None where none can be made
+_functions_made: dict = {}  # dtype -> {name: ctypes function}, or None
 
 
 def _symbol(name: str, dtype: np.dtype) -> str:
@@ -85,31 +85,23 @@ def _text(dtype: np.dtype) -> str:
 
 
 def _functions(dtype: np.dtype):
-    found = _loops.get(dtype, False)
+    """{name: ctypes function} of the two loops of `dtype`, made once; None where there is
+    no native code (workers.compiled_routines)."""
+    found = _functions_made.get(dtype, False)
     if found is False:
-        with _lock:
-            found = _loops.get(dtype, False)
-            if found is False:
-                found = None
-                if dtype in _DTYPES:
-                    try:
-                        from .helper_modules import compile_module
-
-                        names, text = list(_SIGNATURES), _text(dtype)
-                        addresses = compile_module(
-                            text, [_symbol(name, dtype) for name in names],
-                            ("eager select", text))
-                        found = {name: _SIGNATURES[name](address)
-                                 for name, address in zip(names, addresses, strict=True)}
-                    except (ImportError, OSError, RuntimeError):
-                        found = None  # no llvmlite, or no code for this host: NumPy's select
-                _loops[dtype] = found
+        addresses = workers.compiled_routines(
+            _loops, dtype, lambda: (_text(dtype), {name: _symbol(name, dtype)
+                                                   for name in _SIGNATURES}), "eager select")
+        found = _functions_made[dtype] = None if addresses is None else {
+            name: _SIGNATURES[name](address) for name, address in addresses.items()}
     return found
 
 
 def run(name: str, arrays: list, threshold: float = 0.0):
     """relu(x) or threshold_backward(grad, x, threshold) of C-contiguous arrays of one float32
     or float64 dtype and shape, into a new array; None where there is no loop."""
+    if arrays[0].dtype not in _DTYPES:
+        return None
     functions = _functions(arrays[0].dtype)
     if functions is None:
         return None

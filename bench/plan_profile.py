@@ -101,31 +101,32 @@ def step_times(compiled, call, calls: int = 20, warmup: int = 3):
             walls[index].append(time.perf_counter() - wall)
         return wrapper
 
+    steps: list = []
     try:
         # With a profiler on, the plan runs its steps from Python (plan.Plan._run_profiled).
-        # A function traced with record_function ranges inside is traced again under a
-        # profiler, into an executable of its own: the one whose calls the first profiled call
-        # counts is the one timed.
+        # The executable whose calls the first profiled call counts is the one timed (a
+        # function can be traced again under a profiler).
         with autojit.autograd.profiler.profile():
             counts = {id(executable): executable.calls for executable in compiled.executables}
             call()
             plan = next(executable.plan for executable in compiled.executables
                         if counts.get(id(executable)) != executable.calls)
-            walls = {index: [] for index in range(len(plan.steps))}
-            cpus = {index: [] for index in range(len(plan.steps))}
-            for index, step in enumerate(plan.steps):
+            steps = list(plan.steps)
+            walls = {index: [] for index in range(len(steps))}
+            cpus = {index: [] for index in range(len(steps))}
+            for index, step in enumerate(steps):
                 originals[index] = step.__dict__.get("run")
                 step.run = timed(index, step.run)
             for _ in range(warmup + calls):
                 call()
     finally:
-        for index, step in enumerate(plan.steps):
-            if originals[index] is None:
-                del step.run
+        for index, original in originals.items():
+            if original is None:
+                del steps[index].run
             else:
-                step.run = originals[index]
+                steps[index].run = original
     rows = []
-    for index, step in enumerate(plan.steps):
+    for index, step in enumerate(steps):
         if not walls[index]:
             continue
         kind, label = _label(step)
